@@ -1,0 +1,72 @@
+"""The ``rdl`` command line: ``rdl inspect``, ``rdl labels``, and more.
+
+Each subcommand imports only the stages it needs, so ``rdl inspect`` starts
+without loading torch.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rdl.db.issues import SchemaError, SourceError
+
+
+def _add_inspect(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "inspect", help="show tables, keys, time columns, column types and data issues",
+        description="Reads SOURCE and prints its tables, primary and foreign keys, "
+        "time columns, per-column stypes, and every data problem found.",
+    )
+    p.add_argument("source", help="database URL, database file, folder of parquet/CSV "
+                   "files, or a bundled dataset name (nycflights13)")
+    p.add_argument("--schema", help="YAML schema file declaring or correcting keys, times, stypes")
+    p.add_argument("--sql-schema", help="database schema (namespace) to read")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw the schema graph into FILE.png")
+    p.set_defaults(run=_run_inspect)
+
+
+def _run_inspect(args: argparse.Namespace) -> int:
+    from rdl.db import connect
+    from rdl.db.inspect import format_report, plot_schema
+
+    db = connect(args.source, schema=args.schema, sql_schema=args.sql_schema)
+    if args.plot:
+        plot_schema(db, args.plot)
+    if args.json:
+        print(json.dumps(db.summary()))
+    else:
+        print(format_report(db))
+        if args.plot:
+            print(f"\nschema plot written to {args.plot}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rdl", description="Relational deep learning on your own database."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    _add_inspect(subparsers)
+    try:
+        from rdl.tasks.cli import add_labels_parser
+    except ImportError:
+        pass
+    else:
+        add_labels_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (SchemaError, SourceError) as exc:
+        print(f"rdl {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

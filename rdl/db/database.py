@@ -1,0 +1,132 @@
+"""The in-memory relational database every later stage of rdl reads from."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from rdl.db.issues import DataIssue, SourceError
+from rdl.db.table import Table
+
+METADATA_FILE = "rdl_metadata.json"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Database:
+    r"""Tables keyed by name, plus the data problems found while reading them.
+
+    Every foreign key points at the primary key of another table in
+    ``tables``; dangling references have already been set to NULL and counted
+    in ``issues``.
+
+    Args:
+        tables: The tables, by name.
+        issues: Data problems found while reading, each counted.
+        source: Where the data came from (a URL without password, or a path).
+    """
+
+    tables: dict[str, Table]
+    issues: list[DataIssue] = field(default_factory=list)
+    source: str = ""
+
+    def __getitem__(self, name: str) -> Table:
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise KeyError(
+                f"No table {name!r}; the database has {sorted(self.tables)}"
+            ) from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tables
+
+    def __iter__(self) -> Iterator[Table]:
+        return iter(self.tables.values())
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{t.name}={len(t)}" for t in self)
+        return f"Database({rows}; issues={len(self.issues)})"
+
+    @property
+    def min_time(self) -> pd.Timestamp | None:
+        """Earliest row time over all timed tables."""
+        times = [t.min_time for t in self if t.min_time is not None]
+        return min(times) if times else None
+
+    @property
+    def max_time(self) -> pd.Timestamp | None:
+        """Latest row time over all timed tables."""
+        times = [t.max_time for t in self if t.max_time is not None]
+        return max(times) if times else None
+
+    def upto(self, timestamp: pd.Timestamp | str) -> Database:
+        """Returns a database holding only rows with time ``<= timestamp``.
+
+        Use it to build features without leaking the future. Foreign keys of
+        kept rows can still point at parent rows that are cut away only when
+        the parent's own time is later than the child's, which a consistent
+        database never has.
+        """
+        ts = pd.Timestamp(timestamp)
+        return Database(
+            tables={name: t.upto(ts) for name, t in self.tables.items()},
+            issues=list(self.issues),
+            source=self.source,
+        )
+
+    def summary(self) -> dict:
+        """The shape ``rdl inspect --json`` prints."""
+        return {
+            "tables": {
+                t.name: {
+                    "rows": len(t),
+                    "primary_key": t.primary_key,
+                    "time_column": t.time_column,
+                    "foreign_keys": dict(t.foreign_keys),
+                    "columns": dict(t.stypes),
+                }
+                for t in self
+            },
+            "issues": [issue.to_dict() for issue in self.issues],
+        }
+
+    def save(self, path: str | Path) -> None:
+        """Writes one parquet file per table plus ``rdl_metadata.json``."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        for table in self:
+            table.df.to_parquet(path / f"{table.name}.parquet", index=False)
+        meta = {
+            "format_version": FORMAT_VERSION,
+            "source": self.source,
+            "tables": [t.metadata() for t in self],
+            "issues": [i.to_dict() for i in self.issues],
+        }
+        (path / METADATA_FILE).write_text(json.dumps(meta, indent=2))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Database:
+        """Reads a folder written by :meth:`save`, exactly as it was saved."""
+        path = Path(path)
+        meta_file = path / METADATA_FILE
+        if not meta_file.is_file():
+            raise SourceError(
+                f"{path} is not a saved rdl database: {METADATA_FILE} is missing. "
+                "Use rdl.connect() to read a plain folder of parquet/CSV files."
+            )
+        meta = json.loads(meta_file.read_text())
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise SourceError(
+                f"{meta_file} has format version {meta.get('format_version')!r}; "
+                f"this rdl reads version {FORMAT_VERSION}. Save it again."
+            )
+        tables = {}
+        for tm in meta["tables"]:
+            df = pd.read_parquet(path / f"{tm['name']}.parquet")
+            tables[tm["name"]] = Table(df=df, **tm)
+        issues = [DataIssue(**i) for i in meta["issues"]]
+        return cls(tables=tables, issues=issues, source=meta.get("source", ""))

@@ -1,0 +1,82 @@
+"""Human-readable views of a :class:`Database`: a text report and a schema plot."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from rdl.db.database import Database
+
+
+def format_report(db: Database) -> str:
+    """Tables with rows, keys, time column and stypes, then the data issues."""
+    lines = [f"source: {db.source}" if db.source else "source: (in memory)"]
+    span = (db.min_time, db.max_time)
+    if span[0] is not None:
+        lines.append(f"time span: {span[0]} .. {span[1]}")
+    for table in db:
+        lines.append("")
+        lines.append(f"{table.name}  ({len(table):,} rows)")
+        lines.append(f"  primary key : {table.primary_key or '-'}")
+        lines.append(f"  time column : {table.time_column or '- (static)'}")
+        for column, parent in table.foreign_keys.items():
+            lines.append(f"  foreign key : {column} -> {parent}")
+        width = max((len(c) for c in table.stypes), default=0)
+        for column, stype in table.stypes.items():
+            lines.append(f"    {column:<{width}}  {stype}")
+        if not table.stypes:
+            lines.append("    (no feature columns)")
+    lines.append("")
+    if db.issues:
+        lines.append(f"issues ({len(db.issues)}):")
+        lines.extend(f"  - {issue} [{issue.count:,}]" for issue in db.issues)
+    else:
+        lines.append("issues: none")
+    return "\n".join(lines)
+
+
+def plot_schema(db: Database, path: str | Path) -> None:
+    """Draws tables as boxes on a circle and foreign keys as arrows child -> parent."""
+    import math
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(db.tables)
+    n = len(names)
+    pos = {
+        name: (math.cos(2 * math.pi * i / n), math.sin(2 * math.pi * i / n)) if n > 1 else (0.0, 0.0)
+        for i, name in enumerate(names)
+    }
+    fig, ax = plt.subplots(figsize=(8, 8))
+    pair_counts: Counter = Counter()
+    for table in db:
+        for column, parent in table.foreign_keys.items():
+            pair = (table.name, parent)
+            bend = 0.15 * pair_counts[pair]
+            pair_counts[pair] += 1
+            (x0, y0), (x1, y1) = pos[table.name], pos[parent]
+            if pair[0] == pair[1]:
+                ax.annotate("", xy=(x0 + 0.05, y0 + 0.12), xytext=(x0 - 0.05, y0 + 0.12),
+                            arrowprops=dict(arrowstyle="->", connectionstyle="arc3,rad=-2.5"))
+                ax.text(x0, y0 + 0.3, column, ha="center", fontsize=8, color="gray")
+                continue
+            ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
+                        arrowprops=dict(arrowstyle="->", shrinkA=28, shrinkB=28,
+                                        connectionstyle=f"arc3,rad={0.1 + bend}"))
+            ax.text((x0 + x1) / 2, (y0 + y1) / 2 + bend / 2, column, ha="center",
+                    fontsize=8, color="gray")
+    for table in db:
+        x, y = pos[table.name]
+        label = f"{table.name}\n{len(table):,} rows"
+        if table.time_column:
+            label += f"\ntime: {table.time_column}"
+        ax.text(x, y, label, ha="center", va="center", fontsize=10,
+                bbox=dict(boxstyle="round", facecolor="#e8f0fe" if table.time_column else "#f1f3f4"))
+    ax.set_xlim(-1.5, 1.5)
+    ax.set_ylim(-1.5, 1.5)
+    ax.set_axis_off()
+    ax.set_title("tables (blue: timed) and foreign keys (child -> parent)")
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)

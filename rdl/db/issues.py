@@ -1,0 +1,40 @@
+"""Data problems found while reading a database: counted, never silent."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class DataIssue:
+    r"""One problem in the data, with how many rows it touches.
+
+    Args:
+        kind: Machine-readable category, e.g. ``"dangling_foreign_key"``.
+        table: Table the problem was found in.
+        column: Column concerned, or ``None`` for table-level problems.
+        count: Number of rows (or values) affected.
+        action: What rdl did about it, e.g. ``"set to NULL"`` or ``"dropped"``.
+        message: One human-readable sentence.
+    """
+
+    kind: str
+    table: str
+    column: str | None
+    count: int
+    action: str
+    message: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        where = self.table if self.column is None else f"{self.table}.{self.column}"
+        return f"{where}: {self.message} ({self.action})"
+
+
+class SchemaError(ValueError):
+    """The schema (reflected or declared) cannot be used as it stands."""
+
+
+class SourceError(ValueError):
+    """The data source cannot be opened or read."""

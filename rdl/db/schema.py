@@ -1,0 +1,255 @@
+"""The YAML schema file: declares or corrects keys, time columns and stypes.
+
+Example::
+
+    drop_tables: [audit_log]
+    tables:
+      flights:
+        primary_key: null                # no key: rows get a row-id key
+        time_column: time_hour
+        foreign_keys:
+          carrier: airlines              # column -> table (its primary key)
+          tailnum: planes
+          origin: airports
+          weather: {columns: [origin, time_hour], table: weather}   # composite
+        stypes: {flight: categorical}
+        drop_columns: [year, month, day]
+      planes:
+        primary_key: tailnum
+        time_column: {column: year, unit: year}   # integer years
+      weather:
+        primary_key: [origin, time_hour]
+
+A declared value always wins over what the database reflects. ``foreign_keys``
+entries replace reflected keys on the same columns; ``column: null`` removes a
+reflected key. ``time_column: null`` declares a table static.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rdl.db.issues import SchemaError
+from rdl.db.table import STYPES
+
+# Units a declared time column may be stored in, besides real dates/times.
+TIME_UNITS = ("s", "ms", "us", "ns", "year", "month", "day")
+_TABLE_KEYS = {"primary_key", "foreign_keys", "time_column", "stypes", "drop_columns"}
+UNSET: Any = object()  # "not declared", as opposed to an explicit null
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    r"""A (possibly composite) reference from ``columns`` to ``table``.
+
+    Args:
+        columns: Referencing columns of the child table.
+        table: Referenced (parent) table.
+        ref_columns: Referenced parent columns; ``None`` means its primary key.
+    """
+
+    columns: tuple[str, ...]
+    table: str
+    ref_columns: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TimeColumn:
+    r"""A declared time column and how its values are stored.
+
+    Args:
+        column: Column name.
+        unit: One of ``TIME_UNITS`` for numbers (epoch units, ``year`` as
+            YYYY, ``month`` as YYYYMM, ``day`` as YYYYMMDD), or ``None`` for
+            real dates/times and date strings.
+        format: ``strftime`` format for date strings, or ``None`` to infer.
+    """
+
+    column: str
+    unit: str | None = None
+    format: str | None = None
+
+
+@dataclass
+class TableOverride:
+    """What the schema file declares for one table; ``UNSET`` = not declared."""
+
+    primary_key: Any = UNSET  # None | str | tuple[str, ...]
+    foreign_keys: dict[tuple[str, ...], ForeignKey | None] = field(default_factory=dict)
+    time_column: Any = UNSET  # None | TimeColumn
+    stypes: dict[str, str] = field(default_factory=dict)
+    drop_columns: tuple[str, ...] = ()
+
+
+@dataclass
+class SchemaOverrides:
+    """A parsed schema file."""
+
+    tables: dict[str, TableOverride] = field(default_factory=dict)
+    drop_tables: tuple[str, ...] = ()
+    path: str = "<schema>"
+
+    def for_table(self, name: str) -> TableOverride:
+        return self.tables.get(name, TableOverride())
+
+
+def load_schema(source: str | Path | dict | SchemaOverrides | None) -> SchemaOverrides:
+    """Parses a schema file path, an already-loaded mapping, or ``None``."""
+    if source is None:
+        return SchemaOverrides()
+    if isinstance(source, SchemaOverrides):
+        return source
+    if isinstance(source, dict):
+        return parse_schema(source, "<schema dict>")
+    path = Path(source)
+    if not path.is_file():
+        raise SchemaError(f"Schema file {str(path)!r} does not exist.")
+    import yaml
+
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise SchemaError(f"Schema file {path} is not valid YAML: {exc}") from None
+    return parse_schema(raw, str(path))
+
+
+def parse_schema(raw: Any, where: str) -> SchemaOverrides:
+    """Validates the structure of a schema mapping (names are checked later,
+    against the database, by :func:`check_schema_names`)."""
+    if not isinstance(raw, dict):
+        raise SchemaError(f"{where}: the top level must be a mapping with 'tables:'.")
+    unknown = set(raw) - {"tables", "drop_tables"}
+    if unknown:
+        raise SchemaError(
+            f"{where}: unknown top-level key(s) {sorted(unknown)}; "
+            "valid keys are 'tables' and 'drop_tables'."
+        )
+    tables_raw = raw.get("tables") or {}
+    if not isinstance(tables_raw, dict):
+        raise SchemaError(f"{where}: 'tables' must map table names to settings.")
+    tables = {
+        str(name): _parse_table(str(name), spec or {}, where)
+        for name, spec in tables_raw.items()
+    }
+    return SchemaOverrides(
+        tables=tables,
+        drop_tables=tuple(_as_names(raw.get("drop_tables") or [], f"{where}: drop_tables")),
+        path=where,
+    )
+
+
+def _parse_table(name: str, spec: Any, where: str) -> TableOverride:
+    ctx = f"{where}: table {name!r}"
+    if not isinstance(spec, dict):
+        raise SchemaError(f"{ctx} must be a mapping of settings.")
+    unknown = set(spec) - _TABLE_KEYS
+    if unknown:
+        raise SchemaError(
+            f"{ctx}: unknown setting(s) {sorted(unknown)}; valid: {sorted(_TABLE_KEYS)}."
+        )
+    override = TableOverride()
+    if "primary_key" in spec:
+        pk = spec["primary_key"]
+        if pk is None:
+            override.primary_key = None
+        else:
+            names = _as_names(pk, f"{ctx}: primary_key")
+            override.primary_key = names[0] if len(names) == 1 else tuple(names)
+    for key, value in (spec.get("foreign_keys") or {}).items():
+        fk = _parse_foreign_key(str(key), value, ctx)
+        cols = fk.columns if fk is not None else (str(key),)
+        override.foreign_keys[cols] = fk
+    if "time_column" in spec:
+        override.time_column = _parse_time_column(spec["time_column"], ctx)
+    for col, stype in (spec.get("stypes") or {}).items():
+        if stype not in STYPES:
+            raise SchemaError(
+                f"{ctx}: column {col!r} has unknown stype {stype!r}; valid: {list(STYPES)}."
+            )
+        override.stypes[str(col)] = stype
+    override.drop_columns = tuple(_as_names(spec.get("drop_columns") or [], f"{ctx}: drop_columns"))
+    return override
+
+
+def _parse_foreign_key(key: str, value: Any, ctx: str) -> ForeignKey | None:
+    """``col: table``, ``col: table.col`` or ``name: {columns: [...], table: t}``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        table, _, ref = value.partition(".")
+        return ForeignKey((key,), table, (ref,) if ref else None)
+    if isinstance(value, dict):
+        unknown = set(value) - {"columns", "table", "ref_columns"}
+        if unknown or "table" not in value:
+            raise SchemaError(
+                f"{ctx}: foreign key {key!r} must give 'table' (and optionally "
+                f"'columns', 'ref_columns'); got keys {sorted(value)}."
+            )
+        cols = tuple(_as_names(value.get("columns", [key]), f"{ctx}: foreign key {key!r}"))
+        ref = value.get("ref_columns")
+        ref_cols = tuple(_as_names(ref, f"{ctx}: foreign key {key!r}")) if ref else None
+        if ref_cols is not None and len(ref_cols) != len(cols):
+            raise SchemaError(
+                f"{ctx}: foreign key {key!r} has {len(cols)} column(s) but "
+                f"{len(ref_cols)} ref_columns."
+            )
+        return ForeignKey(cols, str(value["table"]), ref_cols)
+    raise SchemaError(f"{ctx}: foreign key {key!r} must be a table name or a mapping.")
+
+
+def _parse_time_column(value: Any, ctx: str) -> TimeColumn | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return TimeColumn(value)
+    if isinstance(value, dict) and "column" in value:
+        unknown = set(value) - {"column", "unit", "format"}
+        if unknown:
+            raise SchemaError(f"{ctx}: time_column has unknown key(s) {sorted(unknown)}.")
+        unit = value.get("unit")
+        if unit is not None and unit not in TIME_UNITS:
+            raise SchemaError(
+                f"{ctx}: time_column unit {unit!r} is not one of {list(TIME_UNITS)}."
+            )
+        return TimeColumn(str(value["column"]), unit, value.get("format"))
+    raise SchemaError(
+        f"{ctx}: time_column must be a column name or {{column: ..., unit: ...}}."
+    )
+
+
+def _as_names(value: Any, ctx: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise SchemaError(f"{ctx} must be a name or a list of names, got {value!r}.")
+
+
+def check_schema_names(
+    overrides: SchemaOverrides, columns_by_table: dict[str, list[str]]
+) -> None:
+    """Raises if the schema file names tables or columns the source lacks."""
+    valid_tables = sorted(columns_by_table)
+    for name in [*overrides.drop_tables, *overrides.tables]:
+        if name not in columns_by_table:
+            raise SchemaError(
+                f"{overrides.path}: unknown table {name!r}; the source has {valid_tables}."
+            )
+    for name, ov in overrides.tables.items():
+        cols = columns_by_table[name]
+        named: list[str] = list(ov.drop_columns) + list(ov.stypes)
+        if isinstance(ov.primary_key, str):
+            named.append(ov.primary_key)
+        elif isinstance(ov.primary_key, tuple):
+            named.extend(ov.primary_key)
+        for fk_cols in ov.foreign_keys:
+            named.extend(fk_cols)
+        if isinstance(ov.time_column, TimeColumn):
+            named.append(ov.time_column.column)
+        for col in named:
+            if col not in cols:
+                raise SchemaError(
+                    f"{overrides.path}: table {name!r} has no column {col!r}; "
+                    f"its columns are {cols}."
+                )

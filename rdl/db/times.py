@@ -1,0 +1,112 @@
+"""Time columns: recognising dates stored as text and parsing every storage form
+(datetimes, date strings, epoch numbers, integer years/months/days) into naive
+UTC ``datetime64[ns]``."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from rdl.db.schema import TimeColumn
+
+_ISO = r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?"
+_SLASHED = r"\d{1,2}/\d{1,2}/\d{4}( \d{1,2}:\d{2}(:\d{2})?)?"
+_DATE_PATTERN = re.compile(rf"^\s*(?:{_ISO}|{_SLASHED})\s*$")
+_EPOCH_UNITS = ("s", "ms", "us", "ns")
+
+# Column-name hints for the time column, best first. Names that say the time
+# is not the row's creation (birth dates, expiry, updates) are never picked.
+_TIME_NAME_HINTS = ("created", "creation", "timestamp", "event", "time", "date", "_at", "_on")
+_NOT_CREATION = re.compile(r"birth|dob|expir|until|end|updated|modified|deleted", re.I)
+
+
+def looks_like_dates(series: pd.Series, sample: int = 200) -> bool:
+    """True if (nearly) all of a text column's values are written as dates."""
+    if not (pd.api.types.is_string_dtype(series) or series.dtype == object):
+        return False
+    values = series.dropna()
+    if values.empty:
+        return False
+    values = values.iloc[:: max(1, len(values) // sample)].iloc[:sample]
+    if not all(isinstance(v, str) for v in values):
+        return False
+    hits = sum(bool(_DATE_PATTERN.match(v)) for v in values)
+    return hits >= 0.9 * len(values)
+
+
+def is_time_like(series: pd.Series) -> bool:
+    """True for datetime columns, date objects, and dates stored as text."""
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return True
+    if series.dtype == object:
+        first = series.dropna().head(1)
+        if len(first) and hasattr(first.iloc[0], "year") and hasattr(first.iloc[0], "month"):
+            return True
+    return looks_like_dates(series)
+
+
+def parse_times(series: pd.Series, spec: TimeColumn | None = None) -> tuple[pd.Series, int]:
+    """Parses ``series`` into naive UTC ``datetime64[ns]``.
+
+    Returns the parsed series and how many non-null values could not be
+    parsed (they become NaT; the caller reports them).
+    """
+    unit = spec.unit if spec else None
+    fmt = spec.format if spec else None
+    present = series.notna()
+    if unit in _EPOCH_UNITS:
+        numbers = pd.to_numeric(series, errors="coerce")
+        parsed = pd.to_datetime(numbers, unit=unit, errors="coerce")
+    elif unit in ("year", "month", "day"):
+        parsed = _parse_calendar_numbers(series, unit)
+    elif pd.api.types.is_datetime64_any_dtype(series):
+        parsed = series
+    elif pd.api.types.is_numeric_dtype(series):
+        raise ValueError(
+            f"column {series.name!r} holds numbers; declare its unit in the schema "
+            f"file (time_column: {{column: {series.name}, unit: s|ms|year|...}})"
+        )
+    else:
+        parsed = pd.to_datetime(series, format=fmt, errors="coerce", utc=True)
+    parsed = _naive_utc(parsed)
+    bad = int((present & parsed.isna()).sum())
+    return parsed, bad
+
+
+def _parse_calendar_numbers(series: pd.Series, unit: str) -> pd.Series:
+    numbers = pd.to_numeric(series, errors="coerce")
+    valid = numbers.notna() & (numbers == np.floor(numbers))
+    text = numbers.where(valid).astype("Int64").astype("string")
+    fmt = {"year": "%Y", "month": "%Y%m", "day": "%Y%m%d"}[unit]
+    return pd.to_datetime(text, format=fmt, errors="coerce")
+
+
+def _naive_utc(parsed: pd.Series) -> pd.Series:
+    if getattr(parsed.dt, "tz", None) is not None:
+        parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+    return parsed.astype("datetime64[ns]")
+
+
+def pick_time_column(df: pd.DataFrame, exclude: set[str]) -> str | None:
+    """Chooses the column most likely to hold the row's creation time.
+
+    Only time-like columns qualify; among them the best name hint wins, and
+    names that describe other moments (birth, expiry, update) are skipped.
+    Without any hint, the first time-like column is taken.
+    """
+    candidates = [
+        c for c in df.columns
+        if c not in exclude and not _NOT_CREATION.search(str(c)) and is_time_like(df[c])
+    ]
+    if not candidates:
+        return None
+
+    def rank(col: str) -> int:
+        lowered = str(col).lower()
+        for i, hint in enumerate(_TIME_NAME_HINTS):
+            if hint in lowered:
+                return i
+        return len(_TIME_NAME_HINTS)
+
+    return min(candidates, key=lambda c: (rank(c), list(df.columns).index(c)))
