@@ -162,6 +162,9 @@ def _rows_to_arrow(rows: list, names: list[str], types: list[pa.DataType | None]
     columns = list(zip(*rows)) if rows else [() for _ in names]
     arrays = []
     for values, arrow_type in zip(columns, types):
+        first = next((v for v in values if v is not None), None)
+        if isinstance(first, (bytes, bytearray, memoryview)):
+            arrow_type = None  # binary content whatever the declared type
         try:
             arrays.append(pa.array(values, type=arrow_type, from_pandas=True))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):

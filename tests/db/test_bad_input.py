@@ -1,0 +1,198 @@
+"""Every kind of bad input gets a clear message or a counted, reported fix."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import rdl
+from rdl.db import SchemaError, SourceError
+
+from .conftest import write_sqlite
+
+
+def write_folder(folder, tables: dict[str, pd.DataFrame]):
+    folder.mkdir(exist_ok=True)
+    for name, df in tables.items():
+        df.to_parquet(folder / f"{name}.parquet", index=False)
+    return folder
+
+
+def shop(**overrides) -> dict[str, pd.DataFrame]:
+    tables = {
+        "customers": pd.DataFrame({"customer_id": [1, 2, 3], "segment": ["a", "b", "a"]}),
+        "orders": pd.DataFrame({
+            "order_id": [10, 11, 12, 13],
+            "customer_id": [1, 2, 9, None],
+            "placed": ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"],
+            "amount": [5.0, 7.5, 1.0, 2.0],
+        }),
+    }
+    tables.update(overrides)
+    return tables
+
+
+SHOP_SCHEMA = {
+    "tables": {
+        "customers": {"primary_key": "customer_id"},
+        "orders": {"primary_key": "order_id", "foreign_keys": {"customer_id": "customers"}},
+    }
+}
+
+
+def issues_of(db, kind):
+    return [(i.table, i.column, i.count) for i in db.issues if i.kind == kind]
+
+
+def test_dangling_foreign_key_is_nulled_counted_and_row_kept(tmp_path):
+    db = rdl.connect(write_folder(tmp_path / "shop", shop()), schema=SHOP_SCHEMA)
+    orders = db["orders"].df
+    assert len(orders) == 4  # nothing dropped
+    assert orders["customer_id"].isna().tolist() == [False, False, True, True]
+    # the NULL that was already NULL is not a dangling reference; 9 is
+    assert issues_of(db, "dangling_foreign_key") == [("orders", "customer_id", 1)]
+
+
+def test_nycflights13_reports_its_real_dangling_planes(flights_db):
+    from rdl.datasets import nycflights13
+
+    counts = {(i.table, i.column): i.count for i in flights_db.issues if i.kind == "dangling_foreign_key"}
+    assert counts[("flights", "tailnum")] == 52_606
+    raw = pd.read_parquet(nycflights13.path() / "flights.parquet", columns=["tailnum"])
+    planes = set(pd.read_parquet(nycflights13.path() / "planes.parquet")["tailnum"])
+    assert int((raw["tailnum"].notna() & ~raw["tailnum"].isin(planes)).sum()) == 52_606
+    flights = flights_db["flights"].df
+    assert len(flights) == 336_776
+    assert int(flights["tailnum"].isna().sum()) == 52_606 + int(raw["tailnum"].isna().sum())
+
+
+def test_null_and_duplicate_primary_keys_drop_rows_and_say_how_many(tmp_path):
+    customers = pd.DataFrame({"customer_id": [1, 2, 2, None, 3], "segment": list("abcde")})
+    db = rdl.connect(write_folder(tmp_path / "s", shop(customers=customers)), schema=SHOP_SCHEMA)
+    assert db["customers"].df["customer_id"].tolist() == [1, 2, 3]
+    assert db["customers"].df["segment"].tolist() == ["a", "b", "e"]  # first duplicate kept
+    assert issues_of(db, "null_primary_key") == [("customers", "customer_id", 1)]
+    assert issues_of(db, "duplicate_primary_key") == [("customers", "customer_id", 1)]
+
+
+def test_foreign_key_to_missing_table_names_it(tmp_path):
+    schema = {"tables": {"orders": {"foreign_keys": {"customer_id": "clients"}}}}
+    with pytest.raises(SchemaError, match=r"orders\.customer_id references table 'clients'.*'customers'"):
+        rdl.connect(write_folder(tmp_path / "s", shop()), schema=schema)
+
+
+def test_foreign_key_to_missing_column_names_it(tmp_path):
+    schema = {"tables": {
+        "customers": {"primary_key": "customer_id"},
+        "orders": {"foreign_keys": {"customer_id": "customers.client_no"}},
+    }}
+    with pytest.raises(SchemaError, match=r"referenced column\(s\) \['client_no'\] do not exist"):
+        rdl.connect(write_folder(tmp_path / "s", shop()), schema=schema)
+
+
+def test_foreign_key_to_table_without_key_asks_for_one(tmp_path):
+    schema = {"tables": {"orders": {"foreign_keys": {"customer_id": "customers"}}}}
+    with pytest.raises(SchemaError, match="'customers' has no primary key.*declare"):
+        rdl.connect(write_folder(tmp_path / "s", shop()), schema=schema)
+
+
+def test_unparseable_dates_drop_rows_with_a_count(tmp_path):
+    orders = shop()["orders"].assign(placed=["2024-01-01", "yesterday", "2024-01-03", "2024-13-45"])
+    schema = {"tables": {**SHOP_SCHEMA["tables"], "orders": {
+        **SHOP_SCHEMA["tables"]["orders"], "time_column": "placed"}}}
+    db = rdl.connect(write_folder(tmp_path / "s", shop(orders=orders)), schema=schema)
+    assert db["orders"].df["order_id"].tolist() == [10, 12]
+    assert issues_of(db, "unparseable_time") == [("orders", "placed", 2)]
+
+
+def test_empty_table_is_kept_and_reported(tmp_path):
+    orders = shop()["orders"].iloc[:0]
+    db = rdl.connect(write_folder(tmp_path / "s", shop(orders=orders)), schema=SHOP_SCHEMA)
+    assert len(db["orders"]) == 0
+    assert issues_of(db, "empty_table") == [("orders", None, 0)]
+
+
+def test_blob_column_is_dropped_with_a_note(tmp_path):
+    customers = shop()["customers"].assign(avatar=[b"\x89PNG", b"", None])
+    ddl = "CREATE TABLE customers (customer_id INTEGER, segment TEXT, avatar BLOB)"
+    for declared in (ddl, ""):  # a BLOB column, and bytes stored in an untyped column
+        url = write_sqlite(tmp_path / f"s{len(declared)}.db", shop(customers=customers), declared)
+        db = rdl.connect(url, schema=SHOP_SCHEMA)
+        assert "avatar" not in db["customers"].df
+        assert issues_of(db, "unsupported_column") == [("customers", "avatar", 3)]
+
+
+def test_all_null_column_is_dropped_with_a_note(tmp_path):
+    customers = shop()["customers"].assign(notes=[None, None, None])
+    db = rdl.connect(write_folder(tmp_path / "s", shop(customers=customers)), schema=SHOP_SCHEMA)
+    assert "notes" not in db["customers"].stypes
+    assert issues_of(db, "empty_column") == [("customers", "notes", 3)]
+
+
+def test_url_that_does_not_connect_says_where(tmp_path):
+    with pytest.raises(SourceError, match=r"Could not read postgresql\+psycopg://nobody:\*\*\*@127\.0\.0\.1:1/x: .*refused"):
+        rdl.connect("postgresql://nobody:secret@127.0.0.1:1/x")
+
+
+def test_password_never_appears_in_errors():
+    with pytest.raises(SourceError) as err:
+        rdl.connect("postgresql://nobody:hunter2@127.0.0.1:1/x")
+    assert "hunter2" not in str(err.value)
+
+
+def test_missing_sqlite_file_is_not_created(tmp_path):
+    target = tmp_path / "nope.db"
+    with pytest.raises(SourceError, match="unable to open database file"):
+        rdl.connect(f"sqlite:///{target}")
+    assert not target.exists()
+
+
+def test_unknown_driver_says_what_to_install():
+    with pytest.raises(SourceError, match="pip install"):
+        rdl.connect("oracle+cx_oracle://scott@localhost/orcl")
+
+
+def test_folder_without_readable_files(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(SourceError, match="No readable tables in folder"):
+        rdl.connect(tmp_path)
+
+
+def test_nonsense_source():
+    with pytest.raises(SourceError, match="not a database URL"):
+        rdl.connect("definitely/not/here")
+
+
+def test_malformed_csv_names_file_and_row(tmp_path):
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n3,4,5\n")
+    with pytest.raises(SourceError, match=r"t\.csv.*(Expected 2 columns|row)"):
+        rdl.connect(tmp_path)
+
+
+@pytest.mark.parametrize("schema, message", [
+    ({"tables": {"clients": {}}}, r"unknown table 'clients'; the source has \['customers', 'orders'\]"),
+    ({"tables": {"orders": {"primary_key": "id"}}}, r"table 'orders' has no column 'id'; its columns are"),
+    ({"tables": {"orders": {"stypes": {"amount": "money"}}}}, r"unknown stype 'money'; valid"),
+    ({"tables": {"orders": {"primary_key": "order_id", "stypes": {"order_id": "numerical"}}}},
+     r"column 'order_id' is a key, not a feature"),
+    ({"tables": {"orders": {"pk": "order_id"}}}, r"unknown setting\(s\) \['pk'\]"),
+    ({"tabels": {}}, r"unknown top-level key\(s\) \['tabels'\]"),
+    ({"drop_tables": ["ghosts"]}, r"unknown table 'ghosts'"),
+    ({"tables": {"orders": {"time_column": {"column": "placed", "unit": "fortnight"}}}},
+     r"unit 'fortnight' is not one of"),
+    ({"tables": {"orders": {"time_column": "amount"}}}, r"'amount' holds numbers; declare its unit"),
+])
+def test_schema_file_mistakes_are_named(tmp_path, schema, message):
+    with pytest.raises(SchemaError, match=message):
+        rdl.connect(write_folder(tmp_path / "s", shop()), schema=schema)
+
+
+def test_schema_file_that_is_not_yaml(tmp_path):
+    bad = tmp_path / "schema.yaml"
+    bad.write_text("tables: [unclosed\n")
+    with pytest.raises(SchemaError, match="not valid YAML"):
+        rdl.connect(write_folder(tmp_path / "s", shop()), schema=bad)
+
+
+def test_missing_schema_file(tmp_path):
+    with pytest.raises(SchemaError, match="does not exist"):
+        rdl.connect(write_folder(tmp_path / "s", shop()), schema=tmp_path / "nope.yaml")

@@ -1,0 +1,128 @@
+"""Time columns and stypes: what rdl infers, and every storage form it parses."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rdl
+from rdl.db.schema import TimeColumn
+from rdl.db.stypes import infer_stype
+from rdl.db.times import looks_like_dates, parse_times, pick_time_column
+
+
+@pytest.mark.parametrize("values, expected", [
+    ([True, False, True], "categorical"),
+    ([0, 1, 1, 0], "categorical"),
+    ([1.5, 2.0, -3.25], "numerical"),
+    ([3, 7, 11, 400], "numerical"),
+    (["2024-01-02", "2024-02-03 10:00:00", "2023-12-31T23:59:59Z"], "timestamp"),
+    (["01/02/2024", "12/31/2023"], "timestamp"),
+    (["red", "green", "red", "blue"], "categorical"),
+    (["a|b", "b|c", "a", "c|a|b"] * 5, "multicategorical"),
+    ([["a", "b"], ["c"], []], "multicategorical"),
+    ([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]], "embedding"),
+    (["the cat sat on the mat", "a dog barked at the mailman", "rain fell all day long here"],
+     "text_embedded"),
+])
+def test_infer_stype(values, expected):
+    assert infer_stype(pd.Series(values)) == expected
+
+
+def test_dates_written_as_datetimes_are_timestamps():
+    assert infer_stype(pd.Series(pd.to_datetime(["2024-01-01", "2024-05-05"]))) == "timestamp"
+
+
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e9, max_value=1e9),
+                min_size=3, max_size=50).filter(lambda xs: len({*xs} - {0.0, 1.0}) > 0))
+def test_any_non_binary_numbers_are_numerical(values):
+    assert infer_stype(pd.Series(values)) == "numerical"
+
+
+@settings(max_examples=50)
+@given(st.lists(st.datetimes(min_value=pd.Timestamp("1970-01-02").to_pydatetime(),
+                             max_value=pd.Timestamp("2200-01-01").to_pydatetime()),
+                min_size=1, max_size=30))
+def test_iso_text_dates_roundtrip(datetimes):
+    text = pd.Series([d.strftime("%Y-%m-%d %H:%M:%S") for d in datetimes])
+    assert looks_like_dates(text)
+    parsed, bad = parse_times(text)
+    assert bad == 0
+    expected = pd.Series(pd.to_datetime([d.replace(microsecond=0) for d in datetimes]))
+    assert (parsed.to_numpy() == expected.to_numpy().astype("datetime64[ns]")).all()
+
+
+@pytest.mark.parametrize("unit, values, expected", [
+    ("s", [0, 86_400], ["1970-01-01", "1970-01-02"]),
+    ("ms", [86_400_000], ["1970-01-02"]),
+    ("year", [1999, 2013], ["1999-01-01", "2013-01-01"]),
+    ("month", [201302, 199912], ["2013-02-01", "1999-12-01"]),
+    ("day", [20130215], ["2013-02-15"]),
+])
+def test_declared_time_units(unit, values, expected):
+    parsed, bad = parse_times(pd.Series(values), TimeColumn("t", unit=unit))
+    assert bad == 0
+    assert parsed.tolist() == [pd.Timestamp(e) for e in expected]
+
+
+def test_time_zones_become_naive_utc():
+    parsed, _ = parse_times(pd.Series(["2024-01-01T12:00:00+02:00", "2024-01-01T12:00:00Z"]))
+    assert parsed.tolist() == [pd.Timestamp("2024-01-01 10:00"), pd.Timestamp("2024-01-01 12:00")]
+
+
+def test_declared_format_and_bad_values_are_counted():
+    parsed, bad = parse_times(pd.Series(["31.12.2023", "nonsense", None]),
+                              TimeColumn("d", format="%d.%m.%Y"))
+    assert parsed.iloc[0] == pd.Timestamp("2023-12-31")
+    assert bad == 1  # the NULL is not a parse failure
+
+
+def test_pick_time_column_prefers_creation_and_skips_birthdays():
+    df = pd.DataFrame({
+        "birth_date": ["1990-01-01"], "updated_at": ["2024-01-01"],
+        "created_at": ["2023-01-01"], "note": ["x"],
+    })
+    assert pick_time_column(df, exclude=set()) == "created_at"
+    assert pick_time_column(df[["birth_date", "note"]], exclude=set()) is None
+
+
+def test_integer_year_time_column_from_schema(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    pd.DataFrame({"id": [1, 2, 3], "built": [1999, 2005, None], "seats": [100, 150, 200]}) \
+        .to_parquet(folder / "planes.parquet")
+    db = rdl.connect(folder, schema={"tables": {"planes": {
+        "primary_key": "id", "time_column": {"column": "built", "unit": "year"}}}})
+    planes = db["planes"]
+    assert planes.time_column == "built"
+    assert planes.df["built"].tolist() == [pd.Timestamp("1999-01-01"), pd.Timestamp("2005-01-01")]
+    assert [(i.kind, i.count) for i in db.issues] == [("null_time", 1)]
+
+
+def test_multicategorical_text_is_split_into_lists(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    pd.DataFrame({"id": range(20), "tags": ["a|b", "b", "c|a", "b|c"] * 5}).to_csv(
+        folder / "items.csv", index=False)
+    db = rdl.connect(folder, schema={"tables": {"items": {"primary_key": "id"}}})
+    assert db["items"].stypes == {"tags": "multicategorical"}
+    assert db["items"].df["tags"].iloc[0] == ["a", "b"]
+
+
+def test_stype_override_wins(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    pd.DataFrame({"id": [1, 2], "zip": [10115, 80331]}).to_csv(folder / "shops.csv", index=False)
+    db = rdl.connect(folder, schema={"tables": {"shops": {
+        "primary_key": "id", "stypes": {"zip": "categorical"}}}})
+    assert db["shops"].stypes == {"zip": "categorical"}
+
+
+def test_numbers_with_nulls_stay_numbers(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    pd.DataFrame({"id": [1, 2, 3], "x": [1.0, np.nan, 3.0]}).to_parquet(folder / "t.parquet")
+    db = rdl.connect(folder, schema={"tables": {"t": {"primary_key": "id"}}})
+    assert db["t"].stypes == {"x": "numerical"}
