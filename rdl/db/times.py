@@ -67,11 +67,23 @@ def parse_times(series: pd.Series, spec: TimeColumn | None = None) -> tuple[pd.S
             f"column {series.name!r} holds numbers; declare its unit in the schema "
             f"file (time_column: {{column: {series.name}, unit: s|ms|year|...}})"
         )
-    else:
+    elif fmt is not None:
         parsed = pd.to_datetime(series, format=fmt, errors="coerce", utc=True)
+    else:
+        parsed = _parse_date_text(series)
     parsed = _naive_utc(parsed)
     bad = int((present & parsed.isna()).sum())
     return parsed, bad
+
+
+def _parse_date_text(series: pd.Series) -> pd.Series:
+    """ISO 8601 in any precision first; what remains gets pandas' format
+    inference (e.g. ``12/31/2023``), so mixed ISO precisions all parse."""
+    parsed = pd.to_datetime(series, format="ISO8601", errors="coerce", utc=True)
+    retry = series.notna() & parsed.isna()
+    if retry.any():
+        parsed[retry] = pd.to_datetime(series[retry], errors="coerce", utc=True)
+    return parsed
 
 
 def _parse_calendar_numbers(series: pd.Series, unit: str) -> pd.Series:

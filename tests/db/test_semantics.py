@@ -126,3 +126,11 @@ def test_numbers_with_nulls_stay_numbers(tmp_path):
     pd.DataFrame({"id": [1, 2, 3], "x": [1.0, np.nan, 3.0]}).to_parquet(folder / "t.parquet")
     db = rdl.connect(folder, schema={"tables": {"t": {"primary_key": "id"}}})
     assert db["t"].stypes == {"x": "numerical"}
+
+
+def test_mixed_iso_precisions_and_slashed_dates_all_parse():
+    parsed, bad = parse_times(pd.Series(["2024-01-02", "2024-02-03 10:00:00", "2023-12-31T23:59:59Z", None]))
+    assert bad == 0
+    assert parsed.iloc[1] == pd.Timestamp("2024-02-03 10:00")
+    parsed, bad = parse_times(pd.Series(["12/31/2023", "01/15/2024"]))
+    assert (bad, parsed.iloc[0]) == (0, pd.Timestamp("2023-12-31"))

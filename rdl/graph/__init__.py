@@ -1,0 +1,10 @@
+"""Stage 2 of rdl: the database as a heterogeneous temporal PyG graph."""
+from rdl.graph.build import build_graph, to_unix_seconds
+from rdl.graph.materialize import materialize_table
+from rdl.graph.names import forward_relation, reverse_relation, safe_name
+from rdl.graph.text import HashTextEmbedder
+
+__all__ = [
+    "HashTextEmbedder", "build_graph", "forward_relation", "materialize_table",
+    "reverse_relation", "safe_name", "to_unix_seconds",
+]
