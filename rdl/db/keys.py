@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from rdl.db.issues import DataIssue, SchemaError
 from rdl.db.schema import ForeignKey
@@ -68,17 +70,19 @@ def resolve_foreign_key(
     cols = list(fk.columns)
     present = child_df[cols].notna().all(axis=1).to_numpy()
     if len(cols) == 1:
-        parent_values = _comparable(parent_df[parent_ref[0]], child_df[cols[0]])
-        child_values = _comparable(child_df[cols[0]], parent_df[parent_ref[0]])
-        positions = pd.Index(parent_values).get_indexer(child_values)
+        positions = _positions(parent_df[parent_ref[0]], child_df[cols[0]])
     else:
-        parent_index = pd.MultiIndex.from_frame(parent_df[list(parent_ref)])
-        positions = parent_index.get_indexer(pd.MultiIndex.from_frame(child_df[cols]))
+        parent_codes, child_codes = _joint_codes(
+            [parent_df[c] for c in parent_ref], [child_df[c] for c in cols]
+        )
+        positions = _positions(pd.Series(parent_codes), pd.Series(child_codes))
     positions = np.where(present, positions, -1)
     dangling = int((present & (positions < 0)).sum())
-    keys = parent_df[parent_key]
-    resolved = keys.take(np.maximum(positions, 0)).reset_index(drop=True)
-    resolved = resolved.astype(_nullable(keys.dtype)).where(positions >= 0)
+    keys = parent_df[parent_key].astype(_nullable(parent_df[parent_key].dtype))
+    if len(keys) == 0:  # an empty parent table: every reference dangles
+        resolved = pd.Series(pd.array([None] * len(positions), dtype=keys.dtype))
+    else:
+        resolved = keys.take(np.maximum(positions, 0)).reset_index(drop=True).where(positions >= 0)
     issues = []
     if dangling:
         column = foreign_key_column(fk)
@@ -98,14 +102,46 @@ def _tidy_key_dtype(values: pd.Series) -> pd.Series:
     return values
 
 
-def _comparable(values: pd.Series, other: pd.Series) -> pd.Series:
-    """Makes key values of different kinds (e.g. text vs int) comparable."""
-    numeric = pd.api.types.is_numeric_dtype
-    if numeric(values) and numeric(other):
-        return _tidy_key_dtype(values)
-    if numeric(values) != numeric(other):
-        return _tidy_key_dtype(values).astype("string")
-    return values
+def _positions(parent: pd.Series, child: pd.Series) -> np.ndarray:
+    """Row of ``parent`` holding each ``child`` value, or -1 (Arrow hash lookup)."""
+    parent_arr, child_arr = _arrow_pair(_tidy_key_dtype(parent), _tidy_key_dtype(child))
+    found = pc.index_in(child_arr, value_set=parent_arr)
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _arrow_pair(parent: pd.Series, child: pd.Series) -> tuple[pa.Array, pa.Array]:
+    """Both key columns as Arrow arrays of one type: numbers compare as
+    numbers, anything mixed compares as text."""
+    parent_arr = pa.array(parent, from_pandas=True)
+    child_arr = pa.array(child, from_pandas=True)
+    if parent_arr.type == child_arr.type:
+        return parent_arr, child_arr
+    numeric = pa.types.is_integer, pa.types.is_floating
+    if any(f(parent_arr.type) for f in numeric) and any(f(child_arr.type) for f in numeric):
+        return parent_arr.cast(pa.float64()), child_arr.cast(pa.float64())
+    return parent_arr.cast(pa.string()), child_arr.cast(pa.string())
+
+
+def _joint_codes(parent: list[pd.Series], child: list[pd.Series]) -> tuple[np.ndarray, np.ndarray]:
+    """One int64 code per row of a composite key, equal for equal tuples
+    across ``parent`` and ``child`` (NULL parts give -1)."""
+    n_parent = len(parent[0])
+    parent_codes = np.zeros(n_parent, dtype=np.int64)
+    child_codes = np.zeros(len(child[0]), dtype=np.int64)
+    missing = np.zeros(n_parent + len(child[0]), dtype=bool)
+    for p, c in zip(parent, child):
+        p_arr, c_arr = _arrow_pair(_tidy_key_dtype(p), _tidy_key_dtype(c))
+        codes, uniques = pd.factorize(pa.concat_arrays([p_arr, c_arr]).to_pandas(), use_na_sentinel=True)
+        missing |= codes < 0
+        width = max(len(uniques), 1)
+        parent_codes = parent_codes * width + codes[:n_parent]
+        child_codes = child_codes * width + codes[n_parent:]
+        # renumber densely so the next multiplication cannot overflow int64
+        dense, _ = pd.factorize(np.concatenate([parent_codes, child_codes]))
+        parent_codes, child_codes = dense[:n_parent], dense[n_parent:]
+    parent_codes[missing[:n_parent]] = -1
+    child_codes[missing[n_parent:]] = -1
+    return parent_codes, child_codes
 
 
 def _nullable(dtype) -> object:
