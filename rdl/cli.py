@@ -10,6 +10,7 @@ import json
 import sys
 
 from rdl.db.issues import SchemaError, SourceError
+from rdl.tasks.cli import add_labels_parser
 
 
 def _add_inspect(subparsers: argparse._SubParsersAction) -> None:
@@ -49,12 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_inspect(subparsers)
-    try:
-        from rdl.tasks.cli import add_labels_parser
-    except ImportError:
-        pass
-    else:
-        add_labels_parser(subparsers)
+    add_labels_parser(subparsers)
     return parser
 
 

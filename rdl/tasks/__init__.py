@@ -1,0 +1,37 @@
+"""Predictive tasks: a query language, leakage-proof temporal splits and metrics.
+
+``import rdl.tasks`` does not import torch; :mod:`rdl.tasks.metrics` does, and
+is loaded only when one of its names is first used.
+"""
+from rdl.tasks.check import Plan, plan
+from rdl.tasks.compile import compile_plan
+from rdl.tasks.errors import QueryError, TaskError
+from rdl.tasks.query import parse
+from rdl.tasks.spec import Task
+from rdl.tasks.splits import SPLITS, parse_timedelta
+from rdl.tasks.types import TASK_TYPES, default_metrics
+
+_LAZY = ("get_metrics", "metrics_for", "metric_names")
+
+__all__ = [
+    "Task",
+    "parse",
+    "plan",
+    "Plan",
+    "compile_plan",
+    "QueryError",
+    "TaskError",
+    "SPLITS",
+    "TASK_TYPES",
+    "parse_timedelta",
+    "default_metrics",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from rdl.tasks import metrics
+
+        return getattr(metrics, name)
+    raise AttributeError(f"module 'rdl.tasks' has no attribute {name!r}")

