@@ -26,6 +26,7 @@ def build_graph(
     exclude_columns: dict[str, list[str]] | None = None,
     text_embedder: HashTextEmbedder | None = None,
     cache_dir: str | Path | None = None,
+    col_stats_dict: dict | None = None,
 ) -> HeteroData:
     r"""Builds the graph every later stage of rdl works on.
 
@@ -50,6 +51,9 @@ def build_graph(
             columns. (default: ``HashTextEmbedder()``)
         cache_dir (str or Path, optional): Where materialised features are
             cached per table. (default: :obj:`None`, no cache)
+        col_stats_dict (dict, optional): Node type -> column stats to encode
+            with instead of computing them (a trained model's, so that newer
+            data keeps its category indices). (default: :obj:`None`)
     """
     exclude_columns = exclude_columns or {}
     node_types = _node_types(db)
@@ -72,6 +76,7 @@ def build_graph(
         frame = materialize_table(
             table, exclude=tuple(exclude_columns.get(table.name, ())),
             text_embedder=text_embedder, cache_dir=cache_dir,
+            col_stats=(col_stats_dict or {}).get(nt),
         )
         if frame is not None:
             data[nt].tf, data.col_stats_dict[nt] = frame

@@ -34,7 +34,7 @@ def save_frame(path: str | Path, tf: TensorFrame, col_stats: dict[str, dict[Stat
         "feats": feats,
         "col_names": {stype.value: list(cols) for stype, cols in tf.col_names_dict.items()},
         "col_stats": {
-            col: {stat.value: _plain(value) for stat, value in stats.items()}
+            col: {stat.value: plain_value(value) for stat, value in stats.items()}
             for col, stats in col_stats.items()
         },
     }
@@ -68,12 +68,12 @@ def load_frame(path: str | Path, key: str) -> tuple[TensorFrame, dict[str, dict[
     return TensorFrame(feat_dict, col_names), col_stats
 
 
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
     """Numpy scalars and containers of them become Python numbers."""
     if isinstance(value, torch.Tensor):
         return value
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v) for v in value)
+        return type(value)(plain_value(v) for v in value)
     return value

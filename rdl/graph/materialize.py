@@ -49,7 +49,7 @@ def feature_frame(df: pd.DataFrame, stypes: dict[str, str]) -> pd.DataFrame:
 
 def materialize_table(
     table: Table, *, exclude: tuple[str, ...] = (), text_embedder: HashTextEmbedder | None = None,
-    cache_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None, col_stats: dict[str, dict[StatType, Any]] | None = None,
 ) -> tuple[TensorFrame, dict[str, dict[StatType, Any]]] | None:
     """Materialises ``table``'s feature columns (minus ``exclude``).
 
@@ -57,7 +57,9 @@ def materialize_table(
     gives such node types a learned embedding instead). With ``cache_dir``,
     the result is stored under a hash of the rows, stypes and embedder, so
     only a changed table is materialised again; a corrupt or stale cache file
-    is reported and rebuilt.
+    is reported and rebuilt. With ``col_stats`` (e.g. from a trained model),
+    values are encoded with those stats, so categories keep the indices the
+    model learned, and nothing is cached.
     """
     stypes = {c: s for c, s in table.stypes.items() if c not in exclude}
     if not stypes or len(table) == 0:
@@ -65,7 +67,7 @@ def materialize_table(
     embedder = text_embedder or HashTextEmbedder()
     frame = feature_frame(table.df, stypes)
     path = key = None
-    if cache_dir is not None:
+    if cache_dir is not None and col_stats is None:
         key = _cache_key(frame, stypes, embedder)
         path = Path(cache_dir) / f"{table.name}.frame.pt"
         if path.is_file():
@@ -82,7 +84,7 @@ def materialize_table(
     )
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=RuntimeWarning)
-        dataset.materialize(col_stats=column_stats(frame, stypes))
+        dataset.materialize(col_stats=col_stats or column_stats(frame, stypes))
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         save_frame(path, dataset.tensor_frame, dataset.col_stats, key)
