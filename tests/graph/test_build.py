@@ -146,3 +146,14 @@ def test_cache_reuses_rebuilds_changed_tables_only_and_repairs_corruption(tmp_pa
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         build_graph(db, cache_dir=cache)  # repaired: quiet again
+
+
+def test_given_column_stats_keep_category_indices_on_other_data(flights_db, flights_graph):
+    """A model's stats applied to a smaller copy encode each category as before."""
+    past = flights_db.upto("2013-02-01")
+    own = build_graph(past)
+    shared = build_graph(past, col_stats_dict=flights_graph.col_stats_dict)
+    kept = np.flatnonzero(flights_db["flights"].df["time_hour"] <= pd.Timestamp("2013-02-01"))
+    full = flights_graph["flights"].tf.feat_dict[torch_frame.categorical][kept]
+    assert torch.equal(shared["flights"].tf.feat_dict[torch_frame.categorical], full)
+    assert not torch.equal(own["flights"].tf.feat_dict[torch_frame.categorical], full)
