@@ -44,9 +44,14 @@ def _run_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+TRAINING_COMMANDS = ("fit", "validate", "test", "predict")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="rdl", description="Relational deep learning on your own database."
+        prog="rdl", description="Relational deep learning on your own database.",
+        epilog="Training: rdl {fit,validate,test,predict} --config CONFIG.yaml [--key value ...] "
+        "(LightningCLI; rdl fit --help lists every option).",
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_inspect(subparsers)
@@ -56,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in TRAINING_COMMANDS:
+        from rdl.train.cli import main as train_main
+
+        return train_main(argv)
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

@@ -1,0 +1,166 @@
+"""The relational model: encoders, heterogeneous GNN and a task head."""
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from torch_geometric.data import HeteroData
+
+from rdl.nn.batch import BatchPacker, PackedBatch
+from rdl.nn.encoder import HeteroEncoder
+from rdl.nn.gnn import GNNS, HeteroGNN
+from rdl.nn.heads import IDGNNHead, NodeHead, TwoTowerHead
+from rdl.nn.names import check_choice
+from rdl.nn.messages import prefix
+from rdl.nn.spec import GraphSpec
+from rdl.nn.table_encoders import ENCODERS
+from rdl.tasks.types import BINARY, MULTICLASS, RECOMMENDATION, REGRESSION, TASK_TYPES
+
+REC_HEADS = ("two_tower", "idgnn")
+
+
+class RelationalModel(torch.nn.Module):
+    r"""Relational deep learning model over sampled temporal subgraphs.
+
+    Each table's rows are encoded (once per distinct row in a batch) by a row
+    encoder, plus a relative-time encoding on timed tables, a learned vector on
+    tables without features and optional shallow embeddings; a heterogeneous
+    GNN passes messages; a head maps the seeds (or candidate items) to outputs.
+
+    :meth:`forward` takes a :class:`~rdl.nn.PackedBatch` from :attr:`packer`
+    (use it as the loader's :obj:`transform`) and returns
+
+    * :obj:`"binary"`/:obj:`"regression"`: :math:`(B, 1)`; :obj:`"multiclass"`:
+      :math:`(B, \text{out\_channels})`, for the :math:`B` seeds in order;
+    * :obj:`"recommendation"` with :obj:`rec_head="two_tower"`: :math:`(B, I)`
+      scores of every item; with :obj:`"idgnn"`: :math:`(N,)` scores of the
+      item nodes in the seeds' subgraphs, identified by
+      :obj:`batch.seed_index[item_type]` and :obj:`batch.node_id[item_type]`.
+
+    Args:
+        graph (HeteroData or GraphSpec): The full graph from
+            :func:`rdl.graph.build_graph`, or its :class:`~rdl.nn.GraphSpec`.
+        seed_type (str): Node type of the seeds (the task's entity table).
+        task_type (str): :obj:`"binary"`, :obj:`"multiclass"`,
+            :obj:`"regression"` or :obj:`"recommendation"`.
+        out_channels (int, optional): Outputs per seed (number of classes for
+            multiclass). (default: :obj:`1`)
+        channels (int, optional): Hidden channels. (default: :obj:`64`)
+        gnn (str, optional): :obj:`"sage"`, :obj:`"gat"` or :obj:`"hgt"`.
+            (default: :obj:`"sage"`)
+        num_layers (int, optional): Message passing layers. (default: :obj:`2`)
+        aggr (str, optional): :obj:`"mean"`, :obj:`"sum"` or :obj:`"max"`
+            neighbour aggregation of :obj:`"sage"`. (default: :obj:`"mean"`)
+        heads (int, optional): Attention heads of :obj:`"gat"`/:obj:`"hgt"`.
+            (default: :obj:`4`)
+        dropout (float, optional): Dropout. (default: :obj:`0.0`)
+        encoder (str, optional): Row encoder: :obj:`"mlp"` (right-sized, fused
+            per stype), :obj:`"resnet"` or :obj:`"fttransformer"` (PyTorch
+            Frame). (default: :obj:`"mlp"`)
+        encoder_layers (int, optional): Layers of the row encoder. (default: :obj:`1`)
+        stype_encoders (dict, optional): stype -> PyTorch Frame encoder name
+            for :obj:`"resnet"`/:obj:`"fttransformer"`, overriding the defaults.
+            (default: :obj:`None`)
+        shallow_types (list[str], optional): Node types that also get a learned
+            embedding per node. (default: :obj:`None`)
+        item_type (str, optional): Item node type of recommendation tasks.
+            (default: :obj:`None`)
+        rec_head (str, optional): :obj:`"two_tower"` or :obj:`"idgnn"`.
+            (default: :obj:`"two_tower"`)
+        head_layers (int, optional): Layers of the head MLP. (default: :obj:`1`)
+    """
+
+    def __init__(
+        self,
+        graph: HeteroData | GraphSpec,
+        *,
+        seed_type: str,
+        task_type: str,
+        out_channels: int = 1,
+        channels: int = 64,
+        gnn: str = "sage",
+        num_layers: int = 2,
+        aggr: str = "mean",
+        heads: int = 4,
+        dropout: float = 0.0,
+        encoder: str = "mlp",
+        encoder_layers: int = 1,
+        stype_encoders: dict[str, str] | None = None,
+        shallow_types: list[str] | None = None,
+        item_type: str | None = None,
+        rec_head: str = "two_tower",
+        head_layers: int = 1,
+    ):
+        super().__init__()
+        spec = graph if isinstance(graph, GraphSpec) else GraphSpec.from_data(graph)
+        self.spec = spec
+        self.task_type = check_choice("task_type", task_type, TASK_TYPES)
+        check_choice("gnn", gnn, GNNS)
+        check_choice("encoder", encoder, ENCODERS)
+        check_choice("seed_type", seed_type, spec.node_types)
+        for nt in shallow_types or []:
+            check_choice("shallow_types entry", nt, spec.node_types)
+        if num_layers < 0 or channels < 1:
+            raise ValueError(f"num_layers={num_layers} must be >= 0 and channels={channels} >= 1")
+        _check_out_channels(task_type, out_channels)
+        self.seed_type, self.gnn_name, self.encoder_name = seed_type, gnn, encoder
+        self.rec_head = None
+        if task_type == RECOMMENDATION:
+            self.rec_head = check_choice("rec_head", rec_head, REC_HEADS)
+            if item_type is None:
+                raise ValueError("A recommendation model needs item_type (the node type of "
+                                 f"the items); one of {spec.node_types}")
+            check_choice("item_type", item_type, spec.node_types)
+        self.item_type = item_type
+        idgnn = self.rec_head == "idgnn"
+        out_type = item_type if idgnn else seed_type
+
+        self.encoder = HeteroEncoder(
+            spec.node_types, spec.col_names_dicts, spec.col_stats_dict, channels,
+            encoder=encoder, encoder_layers=encoder_layers, dropout=dropout,
+            stype_encoders=stype_encoders, time_types=spec.time_types,
+            shallow={nt: spec.num_nodes[nt] for nt in shallow_types or []})
+        self.gnn = HeteroGNN(spec.node_types, spec.edge_types, channels, num_layers,
+                             [out_type], gnn=gnn, aggr=aggr, heads=heads, dropout=dropout)
+        self.identity = torch.nn.Parameter(torch.randn(channels) * 0.1) if idgnn else None
+        if self.rec_head == "two_tower":
+            self.head = TwoTowerHead(channels, spec.num_nodes[item_type], head_layers)
+        elif idgnn:
+            self.head = IDGNNHead(channels, head_layers)
+        else:
+            self.head = NodeHead(channels, out_channels, head_layers)
+        self.num_layers = num_layers
+        self.packer = BatchPacker(spec.metadata, seed_type, num_layers, trim=not idgnn)
+
+    def pack(self, batch: HeteroData) -> PackedBatch:
+        r"""Packs a sampled mini-batch for :meth:`forward` (same as :attr:`packer`)."""
+        return self.packer(batch)
+
+    def forward(self, batch: PackedBatch) -> Tensor:
+        if not isinstance(batch, PackedBatch):
+            raise TypeError(f"{self.__class__.__name__} takes a PackedBatch (got "
+                            f"{type(batch).__name__}); pass model.pack(batch), or use "
+                            "model.packer as the loader's transform")
+        x = self.encoder(batch)
+        num_seeds = batch.seed_time.size(0)
+        if self.identity is not None:  # ID-GNN: mark each subgraph's seed.
+            seeds = x[self.seed_type]
+            torch._check(num_seeds <= seeds.size(0))
+            is_seed = torch.arange(seeds.size(0), device=seeds.device) < num_seeds
+            x[self.seed_type] = seeds + is_seed.unsqueeze(-1).to(seeds.dtype) * self.identity
+        x = self.gnn(x, batch)
+        if self.rec_head == "idgnn":
+            return self.head(x[self.item_type])
+        return self.head(prefix(x[self.seed_type], num_seeds))
+
+    def __repr__(self) -> str:
+        head = f", rec_head={self.rec_head!r}" if self.rec_head else ""
+        return (f"{self.__class__.__name__}(task_type={self.task_type!r}, gnn={self.gnn_name!r}, "
+                f"encoder={self.encoder_name!r}, num_layers={self.num_layers}{head})")
+
+
+def _check_out_channels(task_type: str, out_channels: int) -> None:
+    if task_type in (BINARY, REGRESSION) and out_channels != 1:
+        raise ValueError(f"A {task_type} model has out_channels=1 (got {out_channels})")
+    if task_type == MULTICLASS and out_channels < 2:
+        raise ValueError(f"A multiclass model needs out_channels = number of classes >= 2 "
+                         f"(got {out_channels})")

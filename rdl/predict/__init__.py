@@ -1,0 +1,4 @@
+"""Stage 7 of rdl: predictions from a trained checkpoint, DataFrame in, DataFrame out."""
+from rdl.predict.predictor import Predictor
+
+__all__ = ["Predictor"]

@@ -1,0 +1,188 @@
+"""Predicting from a notebook: a trained checkpoint, DataFrames in and out."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import lightning as L
+import pandas as pd
+import torch
+from torch_geometric.data import HeteroData
+
+from rdl.db import Database, connect
+from rdl.graph import build_graph, to_unix_seconds
+from rdl.tasks import types
+from rdl.train.callbacks import prediction_frame
+from rdl.train.data import RelationalDataModule
+from rdl.train.info import CHECKPOINT_KEY, TaskInfo
+from rdl.train.module import RelationalTask
+from rdl.train.seeds import Seeds, node_indices
+
+
+class Predictor:
+    r"""A trained rdl model bound to a database.
+
+    .. code-block:: python
+
+        model = rdl.Predictor.from_checkpoint("runs/.../best.ckpt")
+        model.predict(ids=["N14228", "N24211"], at="2013-12-01")
+        model.recommend(ids=["N14228"], at="2013-12-01", k=10)
+        model.evaluate(split="test")
+
+    Only rows with time ``<= at`` reach the model, so a newer copy of the
+    database gives the same answer as the database as it was at ``at``.
+    """
+
+    def __init__(self, module: RelationalTask, db: Database, graph: HeteroData,
+                 batch_size: int = 256, num_neighbors: list[int] | None = None) -> None:
+        self.module = module.eval()
+        self.info: TaskInfo = module.info
+        self.db = db
+        self.graph = graph
+        self.batch_size = batch_size
+        self.num_neighbors = num_neighbors
+
+    def __repr__(self) -> str:
+        return (f"Predictor(task_type={self.info.task_type!r}, entity={self.info.seed_type!r}, "
+                f"query={self.info.task.get('query') or self.info.task.get('sql')!r})")
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path, database: str | Database | None = None, *,
+                        schema: str | dict | None = None, num_neighbors: list[int] | None = None,
+                        batch_size: int = 256) -> Predictor:
+        r"""Loads a checkpoint written by ``rdl fit`` (safely: ``weights_only``).
+
+        Args:
+            path (str): The ``.ckpt`` file.
+            database (str or Database, optional): Where to read rows from; the
+                training source when omitted.
+            schema (str or dict, optional): Schema file; the training one
+                (stored in the checkpoint) when omitted.
+            num_neighbors (list[int], optional): Fan-outs; default ``[16, 16]``
+                trimmed to the model's depth.
+            batch_size (int): Entities per forward pass. (default: :obj:`256`)
+        """
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        if CHECKPOINT_KEY not in checkpoint:
+            raise ValueError(f"{path} was not written by rdl fit (no task description in it)")
+        info = TaskInfo.from_plain(checkpoint[CHECKPOINT_KEY])
+        hparams = {k: v for k, v in checkpoint["hyper_parameters"].items() if not k.startswith("_")}
+        module = RelationalTask(**{**hparams, "compile": False})
+        module.build(info)
+        module.load_state_dict(checkpoint["state_dict"])
+        if isinstance(database, Database):
+            db = database
+        else:
+            source = database if database is not None else info.data["source"]
+            db = connect(source, schema=schema if schema is not None else info.data.get("schema"),
+                         sql_schema=info.data.get("sql_schema"))
+        _check_same_schema(db, info)
+        task = info.make_task()
+        excluded = {table: cols for table, cols in task.hidden_columns.items()}
+        for table, cols in (info.data.get("exclude_columns") or {}).items():
+            excluded.setdefault(table, []).extend(cols)
+        graph = build_graph(db, exclude_columns=excluded, col_stats_dict=info.spec.col_stats_dict)
+        fanout = num_neighbors or [16] * max(module.model.num_layers, 1)
+        return cls(module, db, graph, batch_size=batch_size, num_neighbors=fanout)
+
+    # -- predictions ---------------------------------------------------------
+    def predict(self, ids: list | pd.Series, at: str | pd.Timestamp) -> pd.DataFrame:
+        """Predictions for the entities ``ids`` (the user's own key values) at
+        time ``at``: ``[id, timestamp, prediction]`` (plus probability for
+        multiclass; rank and item for recommendation)."""
+        seeds = self._seeds(ids, at)
+        outputs = self._run(seeds)
+        return prediction_frame(self.module, self, seeds, outputs)
+
+    def recommend(self, ids: list | pd.Series, at: str | pd.Timestamp, k: int = 10) -> pd.DataFrame:
+        """The ``k`` best items per entity: ``[id, rank, item, score]``."""
+        if self.info.task_type != types.RECOMMENDATION or self.module.model.rec_head != "two_tower":
+            raise ValueError("recommend() needs a recommendation model with rec_head='two_tower'; "
+                             f"this one is a {self.info.task_type} model")
+        seeds = self._seeds(ids, at)
+        scores = torch.cat([self._forward(batch) for batch in self._loader(seeds)])
+        top = scores.topk(min(k, scores.size(1)), dim=1)
+        items = self.graph.key_index[self.info.item_type]
+        id_col = seeds.ids.name or "id"
+        return pd.DataFrame({
+            id_col: seeds.ids.repeat(top.indices.size(1)).to_numpy(),
+            "rank": list(range(1, top.indices.size(1) + 1)) * len(seeds),
+            "item": items.take(top.indices.reshape(-1).numpy()),
+            "score": top.values.reshape(-1).numpy(),
+        })
+
+    def evaluate(self, split: str = "test") -> dict[str, float]:
+        """The task's metrics on ``split`` of this predictor's database."""
+        datamodule = RelationalDataModule(
+            self.info.data["source"], self.info.make_task(), num_neighbors=self.num_neighbors,
+            batch_size=self.batch_size,
+        )
+        datamodule.db, datamodule.graph = self.db, self.graph
+        datamodule.task.check(self.db)
+        datamodule.classes = self.info.classes
+        datamodule.batch_transform = self.module.model.packer
+        datamodule.seeds["test"] = datamodule.split_seeds(split)
+        trainer = L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False)
+        results = trainer.test(self.module, datamodule=datamodule, verbose=False)[0]
+        return {k.removeprefix("test_"): float(v) for k, v in results.items()}
+
+    # -- plumbing ------------------------------------------------------------
+    def _seeds(self, ids: list | pd.Series, at: str | pd.Timestamp) -> Seeds:
+        at = pd.Timestamp(at)
+        start, end = self.db.min_time, self.db.max_time
+        if start is not None and not (start <= at <= end):
+            raise ValueError(f"at={at} is outside the data, which spans {start} .. {end}")
+        ids = pd.Series(list(ids), name=self.graph.key_index[self.info.seed_type].name)
+        if ids.empty:
+            raise ValueError("ids is empty: give at least one entity id")
+        node = node_indices(self.graph, self.info.seed_type, ids, "entity")
+        times = pd.Series([at] * len(ids), name="timestamp")
+        return Seeds(node, to_unix_seconds(times), torch.zeros(len(ids)), None, ids, times)
+
+    def _loader(self, seeds: Seeds):
+        from torch_geometric.loader import NodeLoader
+
+        from rdl.sampling import TemporalNeighborSampler
+
+        sampler = TemporalNeighborSampler(self.graph, self.num_neighbors, strategy="last")
+        return NodeLoader(self.graph, node_sampler=sampler,
+                          input_nodes=(self.info.seed_type, seeds.node), input_time=seeds.time,
+                          batch_size=self.batch_size, shuffle=False)
+
+    @torch.no_grad()
+    def _forward(self, batch: HeteroData) -> torch.Tensor:
+        return self.module.model(self.module.model.packer(batch))
+
+    @torch.no_grad()
+    def _run(self, seeds: Seeds) -> list[dict]:
+        from rdl.train.data import LabeledBatch
+
+        outputs = []
+        for batch in self._loader(seeds):
+            position = batch[self.info.seed_type].input_id
+            labeled = LabeledBatch(self.module.model.packer(batch), seeds.label[position], position)
+            outputs.append(self.module.predict_step(labeled, 0))
+        return outputs
+
+
+def _check_same_schema(db: Database, info: TaskInfo) -> None:
+    """Refuses a database whose tables or feature columns differ from training."""
+    from rdl.graph import safe_name
+
+    trained = {nt: sorted(c for cols in d.values() for c in cols)
+               for nt, d in info.spec.col_names_dicts.items()}
+    hidden = info.make_task().hidden_columns
+    for table in db:
+        nt = safe_name(table.name)
+        if nt not in info.spec.node_types:
+            continue
+        columns = sorted(c for c in table.stypes if c not in hidden.get(table.name, [])
+                         and c not in (info.data.get("exclude_columns") or {}).get(table.name, []))
+        if columns and trained.get(nt) != columns:
+            raise ValueError(
+                f"The checkpoint was trained on another schema: table {table.name!r} had "
+                f"feature columns {trained.get(nt)}, the database has {columns}"
+            )
+    missing = set(info.spec.node_types) - {safe_name(t.name) for t in db}
+    if missing:
+        raise ValueError(f"The checkpoint was trained on another schema: tables "
+                         f"{sorted(missing)} are missing from the database")

@@ -1,0 +1,106 @@
+"""Callbacks that follow the task: checkpoint and stop on its first metric,
+and write predictions with the user's own ids."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+import pandas as pd
+import torch
+from lightning.pytorch.callbacks import BasePredictionWriter, EarlyStopping, ModelCheckpoint
+
+from rdl.tasks import types
+
+
+def monitored_metric(module: L.LightningModule) -> tuple[str, str]:
+    """The validation metric to select models by, and whether higher is better."""
+    from rdl.train.module import HIGHER_IS_BETTER
+
+    task = module.info.make_task()
+    name = (task.metrics or types.DEFAULT_METRICS[module.info.task_type])[0]
+    base = name.split("@")[0]
+    return f"val_{name.replace('@', '_at_')}", "max" if base in HIGHER_IS_BETTER else "min"
+
+
+class TaskCheckpoint(ModelCheckpoint):
+    r"""Keeps ``best.ckpt`` by the task's first validation metric, and ``last.ckpt``.
+
+    Args:
+        dirpath (str, optional): Where to write; default: the run's folder.
+    """
+
+    def __init__(self, dirpath: str | None = None) -> None:
+        super().__init__(dirpath=dirpath, filename="best", save_last=True, save_top_k=1)
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        if stage == "fit" and pl_module.info is not None:
+            self.monitor, self.mode = monitored_metric(pl_module)
+            self._init_monitor_mode(self.mode)
+        super().setup(trainer, pl_module, stage)
+
+
+class TaskEarlyStopping(EarlyStopping):
+    r"""Stops when the task's first validation metric stops improving.
+
+    Args:
+        patience (int): Validation rounds without improvement before stopping.
+            (default: :obj:`5`)
+    """
+
+    def __init__(self, patience: int = 5) -> None:
+        super().__init__(monitor="val_loss", patience=patience)
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        if stage == "fit" and pl_module.info is not None:
+            self.monitor, mode = monitored_metric(pl_module)
+            self.mode = mode
+            self.monitor_op = torch.gt if mode == "max" else torch.lt
+            self.best_score = torch.tensor(-np.inf if mode == "max" else np.inf)
+        super().setup(trainer, pl_module, stage)
+
+
+class PredictionWriter(BasePredictionWriter):
+    r"""Writes ``rdl predict`` results to parquet: entity id (the user's own
+    key values), timestamp and prediction (for recommendation: rank and item).
+
+    Args:
+        output (str): Parquet file to write. (default: ``"predictions.parquet"``)
+    """
+
+    def __init__(self, output: str = "predictions.parquet") -> None:
+        super().__init__(write_interval="epoch")
+        self.output = output
+
+    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices) -> None:
+        datamodule = trainer.datamodule
+        seeds = datamodule.split_seeds(datamodule.predict_split)
+        frame = prediction_frame(pl_module, datamodule, seeds, predictions)
+        Path(self.output).parent.mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(self.output, index=False)
+        print(f"wrote {len(frame):,} predictions to {self.output}")
+
+
+def prediction_frame(module, datamodule, seeds, predictions: list[dict]) -> pd.DataFrame:
+    """Predict-step outputs -> one DataFrame in the user's ids."""
+    position = torch.cat([p["position"] for p in predictions]).numpy()
+    values = torch.cat([p["prediction"] for p in predictions])
+    ids = seeds.ids.iloc[position].reset_index(drop=True)
+    times = seeds.timestamps.iloc[position].reset_index(drop=True)
+    id_col = seeds.ids.name or "id"
+    info = module.info
+    if info.task_type == types.RECOMMENDATION:
+        k = values.size(1)
+        items = datamodule.graph.key_index[info.item_type]
+        flat = values.reshape(-1).numpy()
+        return pd.DataFrame({
+            id_col: np.repeat(ids.to_numpy(), k), "timestamp": np.repeat(times.to_numpy(), k),
+            "rank": np.tile(np.arange(1, k + 1), len(ids)),
+            "item": items.take(np.maximum(flat, 0)).where(flat >= 0),
+        }).dropna(subset=["item"])
+    if info.task_type == types.MULTICLASS:
+        best = values.argmax(-1).numpy()
+        return pd.DataFrame({id_col: ids, "timestamp": times,
+                             "prediction": [info.classes[i] for i in best],
+                             "probability": values.max(-1).values.numpy()})
+    return pd.DataFrame({id_col: ids, "timestamp": times, "prediction": values.numpy()})

@@ -1,0 +1,223 @@
+"""The LightningDataModule: database + task -> graph, seeds and temporal loaders."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+from torch import Tensor
+from torch_geometric.data import HeteroData
+from torch_geometric.loader import NodeLoader
+
+from rdl.db import Database, connect
+from rdl.graph import build_graph, safe_name
+from rdl.sampling import TemporalNeighborSampler
+from rdl.tasks import SPLITS, Task, types
+from rdl.train.seeds import Seeds, make_seeds
+
+
+class RelationalDataModule(L.LightningDataModule):
+    r"""Reads the database, builds (or loads from cache) the graph and the
+    task's seeds, and serves temporal mini-batches from rdl's sampler.
+
+    Args:
+        source (str): Database URL, file, folder or bundled dataset name.
+        task (Task): What to predict (the ``task:`` section of a config).
+        schema (str, optional): YAML schema file. (default: :obj:`None`)
+        sql_schema (str, optional): Database namespace to read.
+            (default: :obj:`None`)
+        num_neighbors (list[int]): Fan-out per hop. (default: ``[16, 16]``)
+        strategy (str): ``"uniform"`` or ``"last"`` neighbour sampling.
+            (default: ``"last"``)
+        batch_size (int): Seeds per mini-batch. (default: :obj:`256`)
+        num_workers (int): Loader worker processes; sampling overlaps
+            training when > 0. (default: :obj:`0`)
+        exclude_columns (dict, optional): Table -> feature columns the model
+            must not see, besides the task's target (e.g. columns that are
+            only filled in after the event predicted). (default: :obj:`None`)
+        max_seeds (int, optional): Keep at most this many seeds per split (a
+            random subset, for quick runs). (default: :obj:`None`)
+        cache_dir (str, optional): Where materialised features are cached.
+            (default: ``$RDL_HOME/cache``)
+        predict_split (str): Split ``rdl predict`` predicts for.
+            (default: ``"test"``)
+        seed (int): Seed for subsetting and sampling. (default: :obj:`0`)
+    """
+
+    def __init__(
+        self,
+        source: str,
+        task: Task,
+        schema: str | None = None,
+        sql_schema: str | None = None,
+        num_neighbors: list[int] | None = None,
+        strategy: str = "last",
+        batch_size: int = 256,
+        num_workers: int = 0,
+        exclude_columns: dict[str, list[str]] | None = None,
+        max_seeds: int | None = None,
+        cache_dir: str | None = None,
+        predict_split: str = "test",
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.task = task
+        self.schema = schema
+        self.sql_schema = sql_schema
+        self.num_neighbors = num_neighbors or [16, 16]
+        self.strategy = strategy
+        self.batch_size = batch_size
+        self.num_workers = num_workers
+        self.exclude_columns = exclude_columns or {}
+        self.max_seeds = max_seeds
+        self.cache_dir = cache_dir
+        if predict_split not in SPLITS:
+            raise ValueError(f"predict_split={predict_split!r} is not one of {list(SPLITS)}")
+        self.predict_split = predict_split
+        self.seed = seed
+        self.db: Database | None = None
+        self.graph: HeteroData | None = None
+        self.seeds: dict[str, Seeds] = {}
+        self.classes: list | None = None
+        self.batch_transform: Callable | None = None
+
+    # -- building ------------------------------------------------------------
+    def prepare_graph(self) -> HeteroData:
+        """Reads the database and builds the graph once; later calls reuse it."""
+        if self.graph is None:
+            from rdl.datasets.nycflights13 import cache_home
+
+            self.db = connect(self.source, schema=self.schema, sql_schema=self.sql_schema)
+            self.task.check(self.db)
+            cache = Path(self.cache_dir) if self.cache_dir else cache_home() / "cache"
+            self.graph = build_graph(
+                self.db, exclude_columns=self.excluded_columns(),
+                cache_dir=cache / _cache_name(self.source),
+            )
+            if self.task.task_type == types.MULTICLASS:
+                self.classes = self.task.classes(self.db)
+        return self.graph
+
+    def excluded_columns(self) -> dict[str, list[str]]:
+        """The task's hidden target plus the configured exclusions, per table."""
+        merged = {t: list(cols) for t, cols in self.task.hidden_columns.items()}
+        for table, cols in self.exclude_columns.items():
+            merged.setdefault(table, []).extend(c for c in cols if c not in merged[table])
+        return merged
+
+    def data_description(self) -> dict:
+        """Source and schema (the file's content, so a checkpoint needs no file)."""
+        schema = self.schema
+        if isinstance(schema, (str, Path)):
+            import yaml
+
+            schema = yaml.safe_load(Path(schema).read_text())
+        return {"source": str(self.source), "schema": schema, "sql_schema": self.sql_schema,
+                "exclude_columns": self.exclude_columns}
+
+    @property
+    def entity_type(self) -> str:
+        return safe_name(self.task.entity_table)
+
+    @property
+    def item_type(self) -> str | None:
+        return safe_name(self.task.item_table) if self.task.item_table else None
+
+    def split_seeds(self, split: str) -> Seeds:
+        """Seeds of ``split`` (``train``, ``val`` or ``test``), built on first use."""
+        if split not in self.seeds:
+            graph = self.prepare_graph()
+            table = self.task.table(self.db, split)
+            if self.max_seeds is not None and len(table) > self.max_seeds:
+                table = table.sample(self.max_seeds, random_state=self.seed).sort_index()
+            self.seeds[split] = make_seeds(
+                table, graph, self.entity_type, self.task.task_type, self.classes, self.item_type,
+            )
+        return self.seeds[split]
+
+    def setup(self, stage: str | None = None) -> None:
+        self.prepare_graph()
+        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",),
+                  "predict": (self.predict_split,)}
+        for split in wanted.get(stage or "", SPLITS):
+            self.split_seeds(split)
+
+    # -- loaders -------------------------------------------------------------
+    def loader(self, seeds: Seeds, shuffle: bool) -> NodeLoader:
+        """A NodeLoader over ``seeds`` driven by rdl's temporal sampler."""
+        graph = self.prepare_graph()
+        sampler = TemporalNeighborSampler(graph, self.num_neighbors, strategy=self.strategy,
+                                          seed=self.seed)
+        return NodeLoader(
+            graph, node_sampler=sampler, input_nodes=(self.entity_type, seeds.node),
+            input_time=seeds.time, batch_size=self.batch_size, shuffle=shuffle,
+            num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
+            transform=AttachLabels(seeds, self.entity_type, self.batch_transform),
+        )
+
+    def train_dataloader(self) -> NodeLoader:
+        return self.loader(self.split_seeds("train"), shuffle=True)
+
+    def val_dataloader(self) -> NodeLoader:
+        return self.loader(self.split_seeds("val"), shuffle=False)
+
+    def test_dataloader(self) -> NodeLoader:
+        return self.loader(self.split_seeds("test"), shuffle=False)
+
+    def predict_dataloader(self) -> NodeLoader:
+        return self.loader(self.split_seeds(self.predict_split), shuffle=False)
+
+
+@dataclass
+class LabeledBatch:
+    r"""What the LightningModule receives: the model input and the labels.
+
+    Args:
+        inputs: The sampled mini-batch after the model's batch transform.
+        y (Tensor): Label per seed, or item index per positive pair.
+        position (Tensor): Row of each seed in its split's seeds.
+        y_seed (Tensor, optional): Seed of each positive pair (recommendation).
+    """
+
+    inputs: Any
+    y: Tensor
+    position: Tensor
+    y_seed: Tensor | None = None
+
+    @property
+    def num_seeds(self) -> int:
+        return self.position.numel()
+
+
+class AttachLabels:
+    """Loader transform: picks the batch's labels and applies the model's own
+    batch transform, all inside the loader workers."""
+
+    def __init__(self, seeds: Seeds, entity_type: str, then: Callable | None) -> None:
+        self.seeds = seeds
+        self.entity_type = entity_type
+        self.then = then
+
+    def __call__(self, batch: HeteroData) -> LabeledBatch:
+        position = batch[self.entity_type].input_id
+        inputs = self.then(batch) if self.then is not None else batch
+        if self.seeds.label_ptr is None:
+            return LabeledBatch(inputs, self.seeds.label.index_select(0, position), position)
+        start = self.seeds.label_ptr.index_select(0, position)
+        count = self.seeds.label_ptr.index_select(0, position + 1) - start
+        total = int(count.sum())
+        owner = torch.repeat_interleave(torch.arange(position.numel()), count, output_size=total)
+        offset = torch.arange(total) - torch.repeat_interleave(count.cumsum(0) - count, count,
+                                                               output_size=total)
+        y = self.seeds.label.index_select(0, start.index_select(0, owner) + offset)
+        return LabeledBatch(inputs, y, position, owner)
+
+
+def _cache_name(source: str) -> str:
+    import hashlib
+
+    return hashlib.sha1(str(source).encode()).hexdigest()[:12]

@@ -1,0 +1,105 @@
+"""Everything a trained model needs besides its weights, in a form that
+``torch.load(weights_only=True)`` accepts: strings, numbers, lists, dicts and
+tensors only. It travels inside every checkpoint."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+import torch_frame
+from torch_frame.data.stats import StatType
+
+from rdl.graph.frame_io import plain_value
+from rdl.nn.spec import GraphSpec
+from rdl.tasks import Task
+
+CHECKPOINT_KEY = "rdl"
+FORMAT = 1
+
+
+@dataclass
+class TaskInfo:
+    r"""A trained model's task and graph description.
+
+    Args:
+        spec (GraphSpec): Node/edge types, sizes, columns and column stats.
+        task (dict): The :class:`~rdl.tasks.Task` arguments.
+        task_type (str): Resolved task type.
+        seed_type (str): Node type of the entities predicted for.
+        item_type (str, optional): Item node type (recommendation).
+        out_channels (int): Model outputs per seed.
+        classes (list, optional): Class labels of a multiclass task, in order.
+        target_mean (float): Regression targets are learned standardised...
+        target_std (float): ...with this mean and standard deviation.
+        data (dict): ``source``, ``schema`` (the schema file's content) and
+            ``sql_schema`` the model was trained on.
+    """
+
+    spec: GraphSpec
+    task: dict
+    task_type: str
+    seed_type: str
+    item_type: str | None = None
+    out_channels: int = 1
+    classes: list | None = None
+    target_mean: float = 0.0
+    target_std: float = 1.0
+    data: dict = field(default_factory=dict)
+
+    def make_task(self) -> Task:
+        return Task(**self.task)
+
+    def to_plain(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "spec"}
+        out["format"] = FORMAT
+        out["spec"] = _spec_to_plain(self.spec)
+        return out
+
+    @classmethod
+    def from_plain(cls, plain: dict) -> TaskInfo:
+        if plain.get("format") != FORMAT:
+            raise ValueError(f"checkpoint holds rdl info format {plain.get('format')!r}; "
+                             f"this rdl reads format {FORMAT}")
+        values = {k: v for k, v in plain.items() if k not in ("format", "spec")}
+        return cls(spec=_spec_from_plain(plain["spec"]), **values)
+
+
+def task_arguments(task: Task) -> dict:
+    """The constructor arguments of ``task`` (times as ISO strings)."""
+    out = {}
+    for f in fields(task):
+        if not f.init:
+            continue
+        value = getattr(task, f.name)
+        out[f.name] = str(value) if f.name.endswith("_timestamp") else value
+    return out
+
+
+def _spec_to_plain(spec: GraphSpec) -> dict:
+    plain = asdict(spec)
+    plain["edge_types"] = [list(et) for et in spec.edge_types]
+    plain["col_names_dicts"] = {
+        nt: {getattr(st, "value", st): list(cols) for st, cols in d.items()}
+        for nt, d in spec.col_names_dicts.items()
+    }
+    plain["col_stats_dict"] = {
+        nt: {col: {getattr(s, "value", s): plain_value(v) for s, v in stats.items()}
+             for col, stats in cols.items()}
+        for nt, cols in spec.col_stats_dict.items()
+    }
+    return plain
+
+
+def _spec_from_plain(plain: dict) -> GraphSpec:
+    return GraphSpec(
+        node_types=list(plain["node_types"]),
+        edge_types=[tuple(et) for et in plain["edge_types"]],
+        num_nodes=dict(plain["num_nodes"]),
+        col_names_dicts={
+            nt: {torch_frame.stype(st): cols for st, cols in d.items()}
+            for nt, d in plain["col_names_dicts"].items()
+        },
+        col_stats_dict={
+            nt: {col: {StatType(s): v for s, v in stats.items()} for col, stats in cols.items()}
+            for nt, cols in plain["col_stats_dict"].items()
+        },
+        time_types=list(plain["time_types"]),
+    )

@@ -1,0 +1,111 @@
+"""BatchPacker: distinct rows, relative times and per-layer prefixes."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch_frame import stype
+
+from rdl.nn import BatchPacker
+from rdl.nn.names import edge_key
+from rdl.nn.synthetic import sample_batches, synthetic_graph
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return synthetic_graph()
+
+
+@pytest.fixture(scope="module")
+def raw(graph):
+    return sample_batches(graph, "transactions", [16, 1], [3, 3])
+
+
+def packer(graph, **kwargs):
+    return BatchPacker(graph.metadata(), "transactions", 2, **kwargs)
+
+
+def test_features_are_gathered_from_distinct_rows(graph, raw):
+    batch = raw[0]
+    packed = packer(graph, trim=False)(batch)
+    for nt in graph.node_types:
+        n_id = batch[nt].n_id
+        assert torch.equal(packed.rows[nt][packed.gather[nt]], n_id)
+        assert packed.rows[nt].unique().numel() == packed.rows[nt].numel()
+        if "tf" not in graph[nt]:
+            assert nt not in packed.features
+            continue
+        full = graph[nt].tf
+        for st in (stype.numerical, stype.categorical, stype.timestamp):
+            if st in full.feat_dict:
+                got = packed.features[nt][st.value][packed.gather[nt]]
+                torch.testing.assert_close(got, full.feat_dict[st][n_id], equal_nan=True)
+    assert packed.features["items"]["multicategorical_bag"].numel() == \
+        packed.features["items"]["multicategorical"].numel()
+    assert packed.features["customers"]["embedding"].shape == (packed.rows["customers"].numel(), 4)
+
+
+def test_relative_times_are_days_before_the_seed(graph, raw):
+    batch = raw[0]
+    packed = packer(graph, trim=False)(batch)
+    rel = packed.rel_time["transactions"]
+    assert (rel >= 0).all()  # the sampler never goes past a seed's time
+    seed_time = batch["transactions"].seed_time[batch["transactions"].batch]
+    expected = (seed_time - batch["transactions"].time).float() / 86400
+    torch.testing.assert_close(rel, expected)
+    assert set(packed.rel_time) == {"transactions"}
+
+
+def test_trimmed_layers_keep_node_and_edge_prefixes(graph, raw):
+    batch = raw[0]
+    full, trimmed = packer(graph, trim=False)(batch), packer(graph)(batch)
+    seeds = int(batch["transactions"].batch_size)
+    # Last layer: only the seeds are updated, only edges into them are kept.
+    assert trimmed.inv_degree[1]["transactions"].size(0) == seeds
+    assert trimmed.inv_degree[1]["customers"].size(0) == 0
+    for et in graph.edge_types:
+        key = edge_key(et)
+        kept = trimmed.edge_index[1][key]
+        assert torch.equal(kept, full.edge_index[1][key][:, : kept.size(1)])
+        assert (kept[1] < trimmed.inv_degree[1][et[2]].size(0)).all()
+        for layer in (0, 1):
+            num_src = trimmed.gather[et[0]].numel() if layer == 0 else \
+                trimmed.inv_degree[0][et[0]].size(0)
+            assert (trimmed.edge_index[layer][key][0] < num_src).all()
+
+
+def test_every_node_and_edge_type_is_present_even_when_empty(graph, raw):
+    packed = packer(graph)(raw[1])  # one seed
+    assert set(packed.rows) == set(graph.node_types)
+    for layer in packed.edge_index:
+        assert set(layer) == {edge_key(et) for et in graph.edge_types}
+    assert packed.num_seeds == 1
+    assert any(e.size(1) == 0 for e in packed.edge_index[1].values())
+
+
+def test_sizes_are_marked_unbacked_and_views_are_copied(graph, raw):
+    packed = packer(graph)(raw[0])
+    assert 0 in packed.gather["transactions"]._dynamo_unbacked_indices
+    for edges in packed.edge_index[0].values():
+        assert edges._base is None and 1 in edges._dynamo_unbacked_indices
+    assert repr(packer(graph)) == "BatchPacker(seed_type='transactions', num_layers=2, trim=True)"
+
+
+def test_unknown_seed_type_is_named(graph):
+    with pytest.raises(ValueError, match=r"seed_type='users' is not a node type"):
+        BatchPacker(graph.metadata(), "users", 2)
+
+
+def test_without_seed_times_relative_times_are_zero(graph, raw):
+    batch = raw[0].clone()
+    del batch["transactions"].seed_time
+    packed = packer(graph)(batch)
+    assert torch.equal(packed.rel_time["transactions"],
+                       torch.zeros_like(packed.rel_time["transactions"]))
+
+
+def test_to_moves_every_tensor(graph, raw):
+    packed = packer(graph)(raw[0])
+    moved = packed.to("cpu")
+    assert moved is not packed and moved.num_seeds == packed.num_seeds
+    assert torch.equal(moved.msg_slot[0], packed.msg_slot[0])
+    assert set(moved.features["items"]) == set(packed.features["items"])

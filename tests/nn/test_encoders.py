@@ -1,0 +1,168 @@
+"""Row encoders: PyTorch Frame parity, missing values, tables without
+features, and errors naming the column and stype."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch_frame
+import torch_frame.nn as frame_nn
+from torch_frame import stype
+
+from rdl.nn import BatchPacker, FusedRowEncoder, HeteroEncoder, RelationalModel
+from rdl.nn.stype_encoders import (
+    EmbeddingEncoder,
+    LinearEmbeddingEncoder,
+    LinearEncoder,
+    MultiCategoricalEmbeddingEncoder,
+    StypeWiseFeatureEncoder,
+    TimestampEncoder,
+)
+from rdl.nn.synthetic import sample_batches, synthetic_graph
+from rdl.nn.table_encoders import FrameRowEncoder
+
+C = 8
+
+
+@pytest.fixture(scope="module")
+def shop():
+    return synthetic_graph()
+
+
+@pytest.fixture(scope="module")
+def batch(shop):
+    packer = BatchPacker(shop.metadata(), "transactions", 2, dynamic=False)
+    return sample_batches(shop, "transactions", [24], [3, 3], transform=packer)[0]
+
+
+def _configured(encoder, st, stats):
+    encoder.stype, encoder.out_channels, encoder.stats_list = st, C, stats
+    return encoder
+
+
+@pytest.mark.parametrize("ours,theirs,table,st", [
+    (LinearEncoder, frame_nn.LinearEncoder, "transactions", stype.numerical),
+    (EmbeddingEncoder, frame_nn.EmbeddingEncoder, "items", stype.categorical),
+    (TimestampEncoder, frame_nn.TimestampEncoder, "items", stype.timestamp),
+    (LinearEmbeddingEncoder, frame_nn.LinearEmbeddingEncoder, "customers", stype.embedding),
+])
+def test_stype_encoders_match_pytorch_frame(shop, ours, theirs, table, st):
+    tf = shop[table].tf
+    stats = [shop.col_stats_dict[table][c] for c in tf.col_names_dict[st]]
+    feat = tf.feat_dict[st]
+    theirs = _configured(theirs(), st, stats)
+    ours = _configured(ours(), st, stats)
+    ours.load_state_dict(theirs.state_dict(), strict=False)
+    plain = feat.values if st == stype.embedding else feat
+    if st == stype.numerical:
+        plain = feat = torch.nan_to_num(feat, nan=1.0)
+    torch.testing.assert_close(ours(plain), theirs(feat), atol=1e-5, rtol=1e-5)
+
+
+def test_multicategorical_encoder_matches_pytorch_frame_mean_bags(shop):
+    tf = shop["items"].tf
+    stats = [shop.col_stats_dict["items"][c] for c in tf.col_names_dict[stype.multicategorical]]
+    theirs = _configured(frame_nn.MultiCategoricalEmbeddingEncoder(), stype.multicategorical, stats)
+    ours = _configured(MultiCategoricalEmbeddingEncoder(), stype.multicategorical, stats)
+    with torch.no_grad():
+        ours.emb.weight.copy_(theirs.embs[0].weight)
+    from rdl.nn.batch import frame_tensors
+    index = torch.arange(tf.num_rows)
+    feats = frame_tensors(tf, index)
+    got = ours((feats["multicategorical"], feats["multicategorical_bag"],
+                feats["multicategorical_weight"], tf.num_rows))
+    torch.testing.assert_close(got, theirs(tf.feat_dict[stype.multicategorical]))
+
+
+@pytest.mark.parametrize("encoder", ["mlp", "resnet", "fttransformer"])
+def test_nan_and_inf_never_reach_the_loss(shop, batch, encoder):
+    torch.manual_seed(0)
+    model = RelationalModel(shop, seed_type="transactions", task_type="regression",
+                            channels=C, encoder=encoder, heads=2)
+    feats = batch.features["items"]
+    price = feats["numerical"].clone()
+    price[::2] = float("nan")
+    price[1::4] = float("inf")
+    price[3::4] = float("-inf")
+    feats_bad = dict(feats, numerical=price)
+    features = dict(batch.features, items=feats_bad)
+    features["transactions"] = dict(features["transactions"],
+                                    numerical=torch.full_like(features["transactions"]["numerical"],
+                                                              float("nan")))
+    bad = type(batch)(**{**batch.__dict__, "features": features})
+    out = model(bad)
+    loss = (out - 1).square().mean()
+    loss.backward()
+    assert torch.isfinite(loss)
+    for name, p in model.named_parameters():
+        assert p.grad is None or torch.isfinite(p.grad).all(), name
+
+
+def test_tables_without_features_get_a_learned_vector(shop, batch):
+    encoder = HeteroEncoder(shop.node_types, {nt: dict(shop[nt].tf.col_names_dict)
+                                              for nt in shop.node_types if "tf" in shop[nt]},
+                            shop.col_stats_dict, C, time_types=["transactions"])
+    x = encoder(batch)
+    assert "stores" not in batch.features
+    stores = x["stores"]
+    assert stores.shape == (batch.gather["stores"].numel(), C)
+    assert torch.equal(stores, encoder.featureless["n_stores"].expand_as(stores))
+    # Shallow embeddings make each store distinct.
+    shallow = HeteroEncoder(shop.node_types, {}, {}, C, shallow={"stores": 5})
+    ids = batch.rows["stores"][batch.gather["stores"]]
+    x = shallow(batch)["stores"]
+    assert torch.equal(x, shallow.shallow["n_stores"](ids) + shallow.featureless["n_stores"])
+
+
+def test_each_distinct_row_is_encoded_once(shop, batch, monkeypatch):
+    encoder = HeteroEncoder(shop.node_types, {"items": dict(shop["items"].tf.col_names_dict)},
+                            shop.col_stats_dict, C)
+    seen = []
+    monkeypatch.setattr(FusedRowEncoder, "forward",
+                        lambda self, feats, num_rows: seen.append(num_rows) or
+                        torch.zeros(num_rows, C))
+    x = encoder(batch)
+    assert seen == [batch.rows["items"].numel()] < [batch.gather["items"].numel()]
+    assert x["items"].shape[0] == batch.gather["items"].numel()
+
+
+def test_unsupported_stype_names_column_and_choices(shop):
+    cols = {stype.numerical: ["price"], stype.text_tokenized: ["review"]}
+    stats = shop.col_stats_dict["items"]
+    match = (r"Column 'review' of node type 'items' has stype 'text_tokenized', which no "
+             r"encoder handles; encoders exist for \['categorical', 'embedding', ")
+    with pytest.raises(ValueError, match=match):
+        FusedRowEncoder(C, stats, cols, table="items")
+    with pytest.raises(ValueError, match=match):
+        StypeWiseFeatureEncoder(C, stats, cols, table="items")
+
+
+def test_stype_encoder_overrides_are_checked(shop):
+    cols = dict(shop["items"].tf.col_names_dict)
+    stats = shop.col_stats_dict["items"]
+    with pytest.raises(ValueError, match=r"stype_encoders\['numerical'\]='bucket' is not an "
+                                         r"encoder; valid encoders are \['linear', "):
+        FrameRowEncoder("resnet", C, stats, cols, stype_encoders={"numerical": "bucket"})
+    with pytest.raises(ValueError, match=r"stype_encoders\['numerical'\]='embedding' cannot "
+                                         "encode numerical columns"):
+        FrameRowEncoder("resnet", C, stats, cols, stype_encoders={"numerical": "embedding"})
+    with pytest.raises(ValueError, match=r"stype_encoders names the stype 'text'"):
+        FrameRowEncoder("resnet", C, stats, cols, stype_encoders={"text": "linear"})
+
+
+def test_unknown_encoder_is_named(shop):
+    with pytest.raises(ValueError, match=r"Unknown encoder='tabnet'; valid choices are "
+                                         r"\['mlp', 'resnet', 'fttransformer'\]"):
+        RelationalModel(shop, seed_type="transactions", task_type="binary", encoder="tabnet")
+
+
+def test_relative_time_encoding_depends_on_the_seed(shop, batch):
+    encoder = HeteroEncoder(shop.node_types, {}, {}, C, time_types=["transactions"])
+    x = encoder(batch)["transactions"]
+    rel = batch.rel_time["transactions"]
+    same = (rel.unsqueeze(0) == rel.unsqueeze(1))
+    differ = ~same
+    gaps = (x.unsqueeze(0) - x.unsqueeze(1)).abs().sum(-1)
+    assert (gaps[differ] > 0).all() and math.isclose(float(gaps[same].max()), 0.0)
+    assert torch_frame.stype.timestamp.value == "timestamp"

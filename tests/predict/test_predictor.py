@@ -1,0 +1,95 @@
+"""rdl.Predictor: a checkpoint, DataFrames in and out, no peeking past ``at``."""
+from __future__ import annotations
+
+import lightning as L
+import numpy as np
+import pandas as pd
+import pytest
+
+import rdl
+from rdl.tasks import Task
+from rdl.train import RelationalDataModule, RelationalTask
+from rdl.train.callbacks import TaskCheckpoint
+
+PLANES = ["N14228", "N24211", "N619AA", "N804JB"]
+
+
+def fit(tmp_path, task: Task, **model) -> str:
+    datamodule = RelationalDataModule("nycflights13", task, num_neighbors=[8, 4], batch_size=256,
+                                      max_seeds=1500, cache_dir=str(tmp_path / "cache"))
+    checkpoint = TaskCheckpoint(dirpath=str(tmp_path))
+    trainer = L.Trainer(max_epochs=2, logger=False, callbacks=[checkpoint],
+                        enable_progress_bar=False, enable_model_summary=False)
+    trainer.fit(RelationalTask(channels=32, **model), datamodule)
+    return checkpoint.best_model_path
+
+
+@pytest.fixture(scope="module")
+def binary_checkpoint(tmp_path_factory):
+    task = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
+                      "FOR EACH planes.tailnum",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    return fit(tmp_path_factory.mktemp("binary"), task)
+
+
+@pytest.fixture(scope="module")
+def predictor(binary_checkpoint):
+    return rdl.Predictor.from_checkpoint(binary_checkpoint)
+
+
+def test_predict_returns_one_row_per_id_in_the_users_keys(predictor):
+    out = predictor.predict(ids=PLANES, at="2013-12-01")
+    assert list(out.columns) == ["tailnum", "timestamp", "prediction"]
+    assert out["tailnum"].tolist() == PLANES
+    assert (out["timestamp"] == pd.Timestamp("2013-12-01")).all()
+    assert out["prediction"].between(0, 1).all()
+    again = predictor.predict(ids=PLANES, at="2013-12-01")
+    np.testing.assert_allclose(out["prediction"], again["prediction"])  # 'last' is deterministic
+
+
+def test_a_newer_database_gives_the_same_answer_as_the_past_one(binary_checkpoint, predictor, flights_db):
+    at = "2013-07-15"
+    past = rdl.Predictor.from_checkpoint(binary_checkpoint, database=flights_db.upto(at))
+    np.testing.assert_allclose(predictor.predict(PLANES, at)["prediction"],
+                               past.predict(PLANES, at)["prediction"], rtol=1e-5, atol=1e-6)
+
+
+def test_evaluate_reports_the_tasks_metrics(predictor):
+    metrics = predictor.evaluate("val")
+    assert {"auroc", "average_precision", "accuracy", "f1"} <= set(metrics)
+    assert metrics["auroc"] > 0.7
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(ids=["N14228", "NOPE1", "NOPE2"], at="2013-12-01"), r"2 entity id\(s\) are not in table 'planes'"),
+    (dict(ids=["N14228"], at="2012-06-01"), "outside the data"),
+    (dict(ids=["N14228"], at="2014-06-01"), "outside the data"),
+    (dict(ids=[], at="2013-12-01"), "ids is empty"),
+])
+def test_bad_requests_say_what_is_wrong(predictor, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        predictor.predict(**kwargs)
+
+
+def test_checkpoint_from_another_schema_says_so(binary_checkpoint, flights_db):
+    from rdl.db import Database
+
+    tables = dict(flights_db.tables)
+    planes = tables["planes"]
+    tables["planes"] = type(planes)(planes.name, planes.df.drop(columns=["seats"]),
+                                    planes.primary_key, planes.foreign_keys, planes.time_column,
+                                    {k: v for k, v in planes.stypes.items() if k != "seats"})
+    with pytest.raises(ValueError, match="trained on another schema: table 'planes'"):
+        rdl.Predictor.from_checkpoint(binary_checkpoint, database=Database(tables))
+
+
+def test_recommend_ranks_items_by_their_own_keys(tmp_path):
+    task = Task(query="PREDICT LIST_DISTINCT(flights.dest, 0, 30, days) RANK TOP 10 "
+                      "FOR EACH planes.tailnum",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    model = rdl.Predictor.from_checkpoint(fit(tmp_path, task))
+    out = model.recommend(ids=PLANES[:2], at="2013-12-01", k=5)
+    assert list(out.columns) == ["tailnum", "rank", "item", "score"]
+    assert out["rank"].tolist() == [1, 2, 3, 4, 5] * 2
+    assert out["item"].isin(set(rdl.connect("nycflights13")["airports"].df["faa"])).all()
+    assert (out.groupby("tailnum")["score"].apply(lambda s: s.is_monotonic_decreasing)).all()
