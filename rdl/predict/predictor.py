@@ -123,7 +123,7 @@ class Predictor:
         datamodule.seeds["test"] = datamodule.split_seeds(split)
         trainer = L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False)
         results = trainer.test(self.module, datamodule=datamodule, verbose=False)[0]
-        return {k.removeprefix("test_"): float(v) for k, v in results.items()}
+        return {k.removeprefix("test_").replace("_at_", "@"): float(v) for k, v in results.items()}
 
     # -- plumbing ------------------------------------------------------------
     def _seeds(self, ids: list | pd.Series, at: str | pd.Timestamp) -> Seeds:
