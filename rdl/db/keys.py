@@ -112,14 +112,19 @@ def _positions(parent: pd.Series, child: pd.Series) -> np.ndarray:
 def _arrow_pair(parent: pd.Series, child: pd.Series) -> tuple[pa.Array, pa.Array]:
     """Both key columns as Arrow arrays of one type: numbers compare as
     numbers, anything mixed compares as text."""
-    parent_arr = pa.array(parent, from_pandas=True)
-    child_arr = pa.array(child, from_pandas=True)
+    parent_arr = _single_chunk(pa.array(parent, from_pandas=True))
+    child_arr = _single_chunk(pa.array(child, from_pandas=True))
     if parent_arr.type == child_arr.type:
         return parent_arr, child_arr
     numeric = pa.types.is_integer, pa.types.is_floating
     if any(f(parent_arr.type) for f in numeric) and any(f(child_arr.type) for f in numeric):
         return parent_arr.cast(pa.float64()), child_arr.cast(pa.float64())
     return parent_arr.cast(pa.string()), child_arr.cast(pa.string())
+
+
+def _single_chunk(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Arrow-backed pandas columns may hold several chunks; the kernels want one."""
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def _joint_codes(parent: list[pd.Series], child: list[pd.Series]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,9 @@
 """Reads a live SQL database (SQLite, PostgreSQL, MySQL/MariaDB) via SQLAlchemy.
 
-Keys come from SQLAlchemy's inspector. Rows are streamed in chunks with a
-server-side cursor where the driver has one and turned into Arrow chunk by
-chunk, so peak memory stays near the size of the result. Connections are
+Keys come from SQLAlchemy's inspector. PostgreSQL tables of plain column
+types are read with COPY into Arrow's CSV reader; otherwise rows are streamed
+in chunks with a server-side cursor where the driver has one and turned into
+Arrow chunk by chunk, so peak memory stays near the size of the result. Connections are
 opened read-only wherever the driver allows it, and rdl never writes.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 
 from rdl.db.issues import DataIssue, SourceError
+from rdl.db.postgres_copy import fetch_with_copy
 from rdl.db.raw import RawTable
 from rdl.db.schema import ForeignKey
 
@@ -127,7 +129,11 @@ def _read_table(
         for fk in inspector.get_foreign_keys(name, schema=sql_schema)
     ]
     table_ref = sa.table(name, *[sa.column(c["name"]) for c in readable], schema=sql_schema)
-    data = _fetch_arrow(conn, sa.select(*table_ref.columns), readable, chunk_rows)
+    data = None
+    if conn.dialect.name == "postgresql":
+        data = fetch_with_copy(conn, table_ref, readable)
+    if data is None:
+        data = _fetch_arrow(conn, sa.select(*table_ref.columns), readable, chunk_rows)
     issues = [
         DataIssue(
             "unsupported_column", name, c["name"], data.num_rows, "column dropped",
