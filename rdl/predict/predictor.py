@@ -12,7 +12,7 @@ from rdl.db import Database, connect
 from rdl.graph import build_graph, to_unix_seconds
 from rdl.tasks import types
 from rdl.train.callbacks import prediction_frame
-from rdl.train.data import RelationalDataModule
+from rdl.train.data import RelationalDataModule, excluded_columns
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo
 from rdl.train.module import RelationalTask
 from rdl.train.seeds import Seeds, node_indices
@@ -75,11 +75,8 @@ class Predictor:
             source = database if database is not None else info.data["source"]
             db = connect(source, schema=schema if schema is not None else info.data.get("schema"),
                          sql_schema=info.data.get("sql_schema"))
-        _check_same_schema(db, info)
-        task = info.make_task()
-        excluded = {table: cols for table, cols in task.hidden_columns.items()}
-        for table, cols in (info.data.get("exclude_columns") or {}).items():
-            excluded.setdefault(table, []).extend(cols)
+        excluded = excluded_columns(info.make_task(), info.data.get("exclude_columns"))
+        _check_same_schema(db, info, excluded)
         graph = build_graph(db, exclude_columns=excluded, col_stats_dict=info.spec.col_stats_dict)
         fanout = num_neighbors or [16] * max(module.model.num_layers, 1)
         return cls(module, db, graph, batch_size=batch_size, num_neighbors=fanout)
@@ -164,19 +161,17 @@ class Predictor:
         return outputs
 
 
-def _check_same_schema(db: Database, info: TaskInfo) -> None:
+def _check_same_schema(db: Database, info: TaskInfo, excluded: dict[str, list[str]]) -> None:
     """Refuses a database whose tables or feature columns differ from training."""
     from rdl.graph import safe_name
 
     trained = {nt: sorted(c for cols in d.values() for c in cols)
                for nt, d in info.spec.col_names_dicts.items()}
-    hidden = info.make_task().hidden_columns
     for table in db:
         nt = safe_name(table.name)
         if nt not in info.spec.node_types:
             continue
-        columns = sorted(c for c in table.stypes if c not in hidden.get(table.name, [])
-                         and c not in (info.data.get("exclude_columns") or {}).get(table.name, []))
+        columns = sorted(c for c in table.stypes if c not in excluded.get(table.name, []))
         if columns and trained.get(nt) != columns:
             raise ValueError(
                 f"The checkpoint was trained on another schema: table {table.name!r} had "

@@ -15,12 +15,12 @@ from rdl.tasks import types
 
 def monitored_metric(module: L.LightningModule) -> tuple[str, str]:
     """The validation metric to select models by, and whether higher is better."""
-    from rdl.train.module import HIGHER_IS_BETTER
+    from rdl.train.module import HIGHER_IS_BETTER, metric_key
 
     task = module.info.make_task()
     name = (task.metrics or types.DEFAULT_METRICS[module.info.task_type])[0]
     base = name.split("@")[0]
-    return f"val_{name.replace('@', '_at_')}", "max" if base in HIGHER_IS_BETTER else "min"
+    return metric_key("val", name), "max" if base in HIGHER_IS_BETTER else "min"
 
 
 class TaskCheckpoint(ModelCheckpoint):

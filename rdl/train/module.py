@@ -161,7 +161,7 @@ class RelationalTask(L.LightningModule):
 
     def _log_metrics(self, stage: str) -> None:
         for name, metric in self.metrics[stage].items():
-            self.log(f"{stage}_{name.replace('@', '_at_')}", metric.compute(), prog_bar=True)
+            self.log(metric_key(stage, name), metric.compute(), prog_bar=True)
             metric.reset()
 
     def _metric_target(self, batch: LabeledBatch) -> Tensor:
@@ -205,6 +205,12 @@ class RelationalTask(L.LightningModule):
                                      info.spec.num_nodes[info.item_type])
             loss = candidate_loss(out, label, seed, batch.num_seeds)
         return loss, topk_candidates(out, seed, item, batch.num_seeds, k)
+
+
+def metric_key(stage: str, name: str) -> str:
+    """The logged name of metric ``name`` (``map@10`` -> ``val_map_at_10``):
+    loggers and checkpoint file names do not like ``@``."""
+    return f"{stage}_{name.replace('@', '_at_')}"
 
 
 def info_from_datamodule(datamodule: RelationalDataModule) -> TaskInfo:
