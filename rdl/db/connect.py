@@ -1,23 +1,25 @@
 """``rdl.connect``: read any supported source into a clean :class:`Database`."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
-from rdl.db.database import METADATA_FILE, Database
-from rdl.db.duckdb_source import duckdb_path, read_duckdb_source
-from rdl.db.folder_source import read_folder_source
+from rdl.db.database import METADATA_FILE, Database, dropped_features
+from rdl.db.duckdb_source import DuckDBSource, duckdb_path
+from rdl.db.folder_source import FolderSource
 from rdl.db.issues import DataIssue, SchemaError, SourceError
 from rdl.db.keys import foreign_key_column, resolve_foreign_key, resolve_primary_key
-from rdl.db.raw import RawTable, arrow_to_pandas
+from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bound
+from rdl.db.raw import Source, TableInfo, read_frame
 from rdl.db.schema import (
     UNSET, ForeignKey, SchemaOverrides, TimeColumn, check_schema_names, load_schema,
 )
-from rdl.db.sql_source import read_sql_source
-from rdl.db.stypes import infer_stype, tag_delimiter
+from rdl.db.sql_source import SQLSource
+from rdl.db.stypes import assign_stypes
 from rdl.db.table import Table
-from rdl.db.times import parse_times, pick_time_column
+from rdl.db.times import parse_times
 
 
 def connect(
@@ -25,14 +27,33 @@ def connect(
     schema: str | Path | dict | SchemaOverrides | None = None,
     *,
     sql_schema: str | None = None,
+    columns: dict[str, list[str]] | None = None,
+    exclude_columns: dict[str, list[str]] | None = None,
+    upto: pd.Timestamp | str | None = None,
 ) -> Database:
     r"""Reads a relational database into memory, ready for graph building.
+
+    Only what is needed is read: tables in ``drop_tables`` and columns in a
+    table's ``drop_columns`` (schema file), ``exclude_columns`` or outside
+    ``columns`` never leave the source; keys and time columns are always
+    read. With ``upto``, timed tables are read up to that time, filtered by
+    the source where the time column's type compares exactly (see
+    :mod:`rdl.db.plan`) and cut after parsing otherwise. Tables are read and
+    converted one at a time, each source buffer freed before the next.
+
+    ``connect(source, upto=t)`` holds the rows of ``connect(source).upto(t)``.
+    What rdl infers from values (undeclared stypes, all-NULL columns) and the
+    issues it counts then come from the rows read; a reference to a parent
+    row newer than ``t`` becomes a dangling reference (NULL, counted), and a
+    duplicate primary key keeps its first occurrence up to ``t``.
 
     Args:
         source (str or Path): A SQLAlchemy URL (``sqlite:///f.db``,
             ``duckdb:///f.duckdb``, ``postgresql://user@host/db``,
             ``mysql://user@host/db``), a ``.duckdb``/``.db``/``.sqlite`` file,
-            a folder of parquet/CSV files (one per table), a folder written by
+            a folder of parquet/CSV files (one per table; its own
+            ``rdl_schema.yaml``, if any, is the schema file when ``schema`` is
+            not given), a folder written by
             :meth:`Database.save`, or the name of a bundled dataset
             (``"nycflights13"``).
         schema (str or Path or dict, optional): A YAML schema file (or its
@@ -40,73 +61,125 @@ def connect(
             drop; it wins over what the database reflects. (default: :obj:`None`)
         sql_schema (str, optional): Database schema (namespace) to read, for
             servers that have several. (default: the connection's default)
+        columns (dict, optional): Table -> the feature columns to read;
+            tables not named are read whole. (default: :obj:`None`)
+        exclude_columns (dict, optional): Table -> feature columns not to
+            read (keys and time columns cannot be excluded).
+            (default: :obj:`None`)
+        upto (Timestamp or str, optional): Read only rows whose time is
+            ``<= upto``; static tables are read whole. (default: :obj:`None`)
 
     Returns:
         Database: every table with one key column, resolved foreign keys, a
         time column where there is one, an stype per feature column, and the
         data problems found (``db.issues``).
     """
+    if schema is None and (Path(source) / FOLDER_SCHEMA_FILE).is_file():
+        schema = Path(source) / FOLDER_SCHEMA_FILE
     overrides = load_schema(schema)
+    options = ReadOptions(columns, exclude_columns, None if upto is None else pd.Timestamp(upto))
     source = str(source)
     from rdl.datasets import BUNDLED
 
-    if source in BUNDLED:
-        return BUNDLED[source](schema=schema)
+    if source in BUNDLED:  # small: read whole, then cut
+        return _apply(BUNDLED[source](schema=schema), options)
+    path = Path(source)
+    if path.is_dir() and (path / METADATA_FILE).is_file() and schema is None:
+        return Database.load(path, columns=columns, exclude_columns=exclude_columns, upto=upto)
+    reader = open_source(source, sql_schema)
+    try:
+        return build_database(reader, overrides, options)
+    finally:
+        reader.close()
+
+
+# A folder of files may carry its own schema file under this name.
+FOLDER_SCHEMA_FILE = "rdl_schema.yaml"
+
+
+def _apply(db: Database, options: ReadOptions) -> Database:
+    """``options`` applied to a database already in memory."""
+    dropped = dropped_features({t.name: t.stypes for t in db}, {t.name: t.time_column for t in db},
+                               options.columns, options.exclude_columns)
+    if options.upto is not None:
+        db = db.upto(options.upto)
+    for table in db:
+        if dropped[table.name]:
+            db.tables[table.name] = replace(
+                table, df=table.df.drop(columns=dropped[table.name]),
+                stypes={c: s for c, s in table.stypes.items() if c not in dropped[table.name]})
+    return db
+
+
+def open_source(source: str, sql_schema: str | None = None) -> Source:
+    """The reader for a URL, database file or folder."""
     path = Path(source)
     if path.is_dir():
-        if (path / METADATA_FILE).is_file() and schema is None:
-            return Database.load(path)
-        raw, issues = read_folder_source(path)
-        shown = str(path)
-    elif (db_file := duckdb_path(source)) is not None:
-        raw, shown = read_duckdb_source(db_file, sql_schema)
-        issues = []
-    elif path.is_file() and path.suffix in (".db", ".sqlite", ".sqlite3"):
-        raw, issues, shown = read_sql_source(f"sqlite:///{path}", sql_schema)
-    elif "://" in source:
-        raw, issues, shown = read_sql_source(source, sql_schema)
-    else:
-        raise SourceError(
-            f"{source!r} is not a database URL, a database file or a folder. "
-            "Examples: postgresql://user@localhost/shop, duckdb:///shop.duckdb, "
-            "sqlite:///shop.db, ./data/ (parquet/CSV files)."
-        )
-    return build_database(raw, overrides, issues, shown)
+        return FolderSource(path)
+    if (db_file := duckdb_path(source)) is not None:
+        return DuckDBSource(db_file, sql_schema)
+    if path.is_file() and path.suffix in (".db", ".sqlite", ".sqlite3"):
+        return SQLSource(f"sqlite:///{path}", sql_schema)
+    if "://" in source:
+        return SQLSource(source, sql_schema)
+    raise SourceError(
+        f"{source!r} is not a database URL, a database file or a folder. "
+        "Examples: postgresql://user@localhost/shop, duckdb:///shop.duckdb, "
+        "sqlite:///shop.db, ./data/ (parquet/CSV files)."
+    )
 
 
 def build_database(
-    raw_tables: list[RawTable], overrides: SchemaOverrides,
-    issues: list[DataIssue] | None = None, source: str = "",
+    source: Source, overrides: SchemaOverrides, options: ReadOptions | None = None,
 ) -> Database:
-    """Turns raw tables plus schema overrides into a clean :class:`Database`."""
-    issues = list(issues or [])
-    check_schema_names(overrides, {t.name: list(t.data.column_names) for t in raw_tables})
-    raw_by_name = {t.name: t for t in raw_tables if t.name not in overrides.drop_tables}
+    """Reads ``source`` table by table into a clean :class:`Database`.
+
+    Each table is read (only the planned columns and rows), converted to
+    pandas and its source buffer freed before the next table is read; keys,
+    times and stypes are then resolved on the pandas frames.
+    """
+    options = options or ReadOptions()
+    infos = {info.name: info for info in source.tables()}
+    check_schema_names(overrides, {name: info.columns for name, info in infos.items()})
+    options.check_names(infos)
+    kept = {name: info for name, info in infos.items() if name not in overrides.drop_tables}
+    issues: list[DataIssue] = []
     frames: dict[str, pd.DataFrame] = {}
     keys: dict[str, str] = {}
     key_columns: dict[str, tuple[str, ...]] = {}
     times: dict[str, str | None] = {}
-    for name, raw in raw_by_name.items():
+    foreign_keys = {name: _foreign_keys(info, overrides, kept) for name, info in kept.items()}
+    for name, info in kept.items():
         ov = overrides.for_table(name)
-        df, found = arrow_to_pandas(name, raw.data.drop_columns(list(ov.drop_columns)))
-        issues.extend(found)
-        pk = raw.primary_key if ov.primary_key is UNSET else _as_tuple(ov.primary_key)
-        fk_cols = {c for fk in _foreign_keys(raw, overrides, raw_by_name) for c in fk.columns}
+        pk = info.primary_key if ov.primary_key is UNSET else _as_tuple(ov.primary_key)
+        fk_cols = {c for fk in foreign_keys[name] for c in fk.columns}
         declared_time = ov.time_column
         if declared_time is UNSET:
-            chosen = pick_time_column(df, exclude=set(pk) | fk_cols)
+            candidates = [c for c in info.columns
+                          if c not in set(pk) | fk_cols | set(ov.drop_columns)]
+            chosen = infer_time_column(source, info, candidates)
             declared_time = TimeColumn(chosen) if chosen else None
+        time = declared_time.column if declared_time else None
+        read = columns_to_read(info, ov, set(pk) | fk_cols, time, options)
+        bound = None
+        if declared_time is not None and options.upto is not None:
+            bound = time_bound(info, declared_time, options.upto)
+        df, found = read_frame(source, info, read, bound)
+        issues.extend(found)
         df = _parse_time_column(name, df, declared_time, issues)
-        times[name] = declared_time.column if declared_time else None
+        if time is not None and options.upto is not None:
+            df = df.loc[df[time] <= options.upto].reset_index(drop=True)
+        times[name] = time
         df, keys[name], found = resolve_primary_key(name, df, pk)
         issues.extend(found)
         key_columns[name] = pk
         if df.empty:
             issues.append(DataIssue("empty_table", name, None, 0, "table kept", "table has no rows"))
         frames[name] = df
+    issues = source.issues + issues
     links: dict[str, dict[str, str]] = {name: {} for name in frames}
-    for name, raw in raw_by_name.items():
-        for fk in _foreign_keys(raw, overrides, raw_by_name):
+    for name in frames:
+        for fk in foreign_keys[name]:
             column = foreign_key_column(fk)
             parent_ref = _parent_reference(name, fk, key_columns, frames)
             frames[name][column], found = resolve_foreign_key(
@@ -118,15 +191,15 @@ def build_database(
     for name, df in frames.items():
         ov = overrides.for_table(name)
         not_features = {keys[name], *key_columns[name], *links[name]}
-        for fk in _foreign_keys(raw_by_name[name], overrides, raw_by_name):
+        for fk in foreign_keys[name]:
             not_features.update(fk.columns)
         not_features.discard(times[name])  # the row's time is always a feature
-        stypes = _column_stypes(name, df, not_features, ov.stypes, issues)
+        stypes = assign_stypes(name, df, not_features, ov.stypes, issues)
         tables[name] = Table(
             name=name, df=df, primary_key=keys[name], foreign_keys=links[name],
             time_column=times[name], stypes=stypes,
         )
-    return Database(tables=tables, issues=issues, source=source)
+    return Database(tables=tables, issues=issues, source=source.shown)
 
 
 def _as_tuple(pk: str | tuple[str, ...] | None) -> tuple[str, ...]:
@@ -136,13 +209,15 @@ def _as_tuple(pk: str | tuple[str, ...] | None) -> tuple[str, ...]:
 
 
 def _foreign_keys(
-    raw: RawTable, overrides: SchemaOverrides, tables: dict[str, RawTable]
+    info: TableInfo, overrides: SchemaOverrides, tables: dict[str, TableInfo]
 ) -> list[ForeignKey]:
     """Reflected keys, replaced or removed by declared ones on the same columns;
-    keys into dropped tables are left out."""
-    declared = overrides.for_table(raw.name).foreign_keys
-    merged = {fk.columns: fk for fk in raw.foreign_keys}
-    merged.update(declared)
+    keys into dropped tables, and reflected keys over dropped columns, are
+    left out."""
+    ov = overrides.for_table(info.name)
+    merged = {fk.columns: fk for fk in info.foreign_keys
+              if not set(fk.columns) & set(ov.drop_columns)}
+    merged.update(ov.foreign_keys)
     result = []
     for cols, fk in merged.items():
         if fk is None:
@@ -151,7 +226,7 @@ def _foreign_keys(
             if fk.table in overrides.drop_tables:
                 continue
             raise SchemaError(
-                f"Foreign key {raw.name}.{'+'.join(cols)} references table "
+                f"Foreign key {info.name}.{'+'.join(cols)} references table "
                 f"{fk.table!r}, which does not exist; tables are {sorted(tables)}."
             )
         result.append(fk)
@@ -208,42 +283,3 @@ def _parse_time_column(
     if bad or missing:
         df = df.loc[parsed.notna()].reset_index(drop=True)
     return df
-
-
-def _column_stypes(
-    name: str, df: pd.DataFrame, not_features: set[str],
-    declared: dict[str, str], issues: list[DataIssue],
-) -> dict[str, str]:
-    """Stype per feature column, declared or inferred; values are normalised
-    to what the stype expects (dates parsed, tags split into lists)."""
-    for col in declared:
-        if col in not_features:
-            raise SchemaError(
-                f"Table {name!r}: column {col!r} is a key, not a feature; "
-                "remove it from 'stypes' in the schema file."
-            )
-    stypes = {}
-    for col in [c for c in df.columns if c not in not_features]:
-        if df[col].isna().all():
-            issues.append(DataIssue(
-                "empty_column", name, col, len(df), "column dropped",
-                "column holds only NULL values",
-            ))
-            df.drop(columns=col, inplace=True)
-            continue
-        stype = declared.get(col) or infer_stype(df[col])
-        if stype == "timestamp" and not pd.api.types.is_datetime64_any_dtype(df[col]):
-            parsed, bad = parse_times(df[col])
-            df[col] = parsed
-            if bad:
-                issues.append(DataIssue(
-                    "unparseable_time", name, col, bad, "value set to NULL",
-                    "value could not be parsed as a date/time",
-                ))
-        elif stype == "multicategorical" and df[col].dtype != object:
-            delimiter = tag_delimiter(df[col]) or ","
-            df[col] = df[col].str.split(delimiter, regex=False).map(
-                lambda tags: [t.strip() for t in tags] if isinstance(tags, list) else tags
-            )
-        stypes[col] = stype
-    return stypes

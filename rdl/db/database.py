@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 
-from rdl.db.issues import DataIssue, SourceError
+from rdl.db.issues import DataIssue, SchemaError, SourceError
 from rdl.db.table import Table
 
 METADATA_FILE = "rdl_metadata.json"
@@ -109,8 +110,19 @@ class Database:
         (path / METADATA_FILE).write_text(json.dumps(meta, indent=2))
 
     @classmethod
-    def load(cls, path: str | Path) -> Database:
-        """Reads a folder written by :meth:`save`, exactly as it was saved."""
+    def load(
+        cls, path: str | Path, *, columns: dict[str, list[str]] | None = None,
+        exclude_columns: dict[str, list[str]] | None = None,
+        upto: pd.Timestamp | str | None = None,
+    ) -> Database:
+        """Reads a folder written by :meth:`save`, exactly as it was saved.
+
+        ``columns``/``exclude_columns`` (table -> feature columns) prune the
+        features read and ``upto`` keeps rows with time ``<= upto``, as in
+        :func:`rdl.connect`; the saved time columns are timestamps, so the
+        filter runs inside the parquet reader and the result equals
+        ``Database.load(path).upto(upto)`` (less the pruned columns).
+        """
         path = Path(path)
         meta_file = path / METADATA_FILE
         if not meta_file.is_file():
@@ -124,9 +136,48 @@ class Database:
                 f"{meta_file} has format version {meta.get('format_version')!r}; "
                 f"this rdl reads version {FORMAT_VERSION}. Save it again."
             )
+        pruned = dropped_features(
+            {tm["name"]: tm["stypes"] for tm in meta["tables"]},
+            {tm["name"]: tm["time_column"] for tm in meta["tables"]}, columns, exclude_columns)
         tables = {}
         for tm in meta["tables"]:
-            df = pd.read_parquet(path / f"{tm['name']}.parquet")
-            tables[tm["name"]] = Table(df=df, **tm)
+            name, time, dropped = tm["name"], tm["time_column"], pruned[tm["name"]]
+            file = path / f"{name}.parquet"
+            filters = None
+            if upto is not None and time is not None:
+                filters = [(time, "<=", pd.Timestamp(upto))]
+            df = pd.read_parquet(file, filters=filters, columns=[
+                c for c in pq.read_schema(file).names if c not in dropped])
+            stypes = {c: s for c, s in tm["stypes"].items() if c not in dropped}
+            tables[name] = Table(df=df, **{**tm, "stypes": stypes})
         issues = [DataIssue(**i) for i in meta["issues"]]
         return cls(tables=tables, issues=issues, source=meta.get("source", ""))
+
+
+def dropped_features(
+    stypes: dict[str, dict[str, str]], times: dict[str, str | None],
+    columns: dict[str, list[str]] | None, exclude_columns: dict[str, list[str]] | None,
+) -> dict[str, list[str]]:
+    """Per table, the feature columns that ``columns`` (features to keep) and
+    ``exclude_columns`` leave out; the time column is always kept. Raises
+    :class:`SchemaError` for names that are not tables or feature columns."""
+    for option, mapping in (("columns", columns), ("exclude_columns", exclude_columns)):
+        for table, cols in (mapping or {}).items():
+            if table not in stypes:
+                raise SchemaError(f"{option} names table {table!r}; tables are {sorted(stypes)}.")
+            unknown = [c for c in cols if c not in stypes[table]]
+            if unknown:
+                raise SchemaError(
+                    f"{option} names column(s) {unknown} of table {table!r}, which are not "
+                    f"feature columns; its features are {list(stypes[table])}."
+                )
+            if option == "exclude_columns" and times[table] in cols:
+                raise SchemaError(
+                    f"exclude_columns names {table}.{times[table]}, which is the time column "
+                    "and always read."
+                )
+    return {
+        name: [c for c in features if c != times[name] and (
+            c not in (columns or {}).get(name, features) or c in (exclude_columns or {}).get(name, ()))]
+        for name, features in stypes.items()
+    }

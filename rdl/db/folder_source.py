@@ -1,80 +1,146 @@
 """Reads a folder of parquet/CSV files, one table per file (or per sub-folder
-of parquet parts), with Arrow's multi-threaded readers."""
+of parquet parts), with Arrow's multi-threaded readers.
+
+Parquet is read through ``pyarrow.dataset``: only the columns asked for are
+decoded, and a time filter skips row groups by their statistics before
+decoding. CSV files are parsed whole (only the columns asked for are
+converted) and cut by time after parsing.
+"""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pv
-import pyarrow.parquet as pq
+import pyarrow.dataset as ds
 
 from rdl.db.issues import DataIssue, SourceError
-from rdl.db.raw import RawTable
+from rdl.db.raw import TableInfo, TimeBound
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz")
 _IGNORED_NAMES = {"rdl_metadata.json"}
 
 
-def read_folder_source(folder: str | Path) -> tuple[list[RawTable], list[DataIssue]]:
-    """Reads every parquet/CSV file of ``folder`` as a table named by the file stem."""
-    folder = Path(folder)
-    tables: dict[str, RawTable] = {}
-    issues: list[DataIssue] = []
-    for path in sorted(folder.iterdir()):
-        if path.name.startswith(".") or path.name in _IGNORED_NAMES:
-            continue
-        name, reader = _table_name_and_reader(path)
-        if reader is None:
-            if path.suffix not in (".yaml", ".yml", ".md"):
-                issues.append(DataIssue(
-                    "ignored_file", path.name, None, 0, "file ignored",
-                    "not a parquet or CSV file",
-                ))
-            continue
-        if name in tables:
+class FolderSource:
+    r"""The tables of a folder: ``orders.parquet``, ``orders/part-0.parquet``,
+    ``orders.csv``, ... each named by its file stem.
+
+    Args:
+        folder (str or Path): The folder.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.shown = str(self.folder)
+        self.issues: list[DataIssue] = []
+        self._readers: dict[str, _ParquetTable | _CsvTable] = {}
+        for path in sorted(self.folder.iterdir()):
+            if path.name.startswith(".") or path.name in _IGNORED_NAMES:
+                continue
+            name, reader = _table_name_and_reader(path)
+            if reader is None:
+                if path.suffix not in (".yaml", ".yml", ".md"):
+                    self.issues.append(DataIssue(
+                        "ignored_file", path.name, None, 0, "file ignored",
+                        "not a parquet or CSV file",
+                    ))
+                continue
+            if name in self._readers:
+                raise SourceError(
+                    f"Two files in {self.folder} would both be table {name!r}; "
+                    "keep one file per table."
+                )
+            self._readers[name] = reader(path)
+        if not self._readers:
             raise SourceError(
-                f"Two files in {folder} would both be table {name!r}; "
-                "keep one file per table."
+                f"No readable tables in folder {str(self.folder)!r}: expected parquet files "
+                f"({', '.join(PARQUET_SUFFIXES)}) or CSV files ({', '.join(CSV_SUFFIXES)})."
             )
-        tables[name] = RawTable(name, reader(path))
-    if not tables:
-        raise SourceError(
-            f"No readable tables in folder {str(folder)!r}: expected parquet files "
-            f"({', '.join(PARQUET_SUFFIXES)}) or CSV files ({', '.join(CSV_SUFFIXES)})."
+
+    def tables(self) -> list[TableInfo]:
+        return [reader.info(name) for name, reader in self._readers.items()]
+
+    def read(self, info: TableInfo, columns: list[str], bound: TimeBound | None = None,
+             limit: int | None = None) -> pa.Table:
+        return self._readers[info.name].read(columns, bound, limit)
+
+    def close(self) -> None:
+        self._readers.clear()
+
+
+class _ParquetTable:
+    """One parquet file, or a folder of parts (hive partitions become columns)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.dataset = ds.dataset(path, format="parquet", partitioning="hive")
+        except (pa.ArrowException, OSError) as exc:
+            raise SourceError(f"Could not read parquet {path}: {exc}") from None
+
+    def info(self, name: str) -> TableInfo:
+        schema = self.dataset.schema
+        return TableInfo(
+            name, list(schema.names),
+            source_types={f.name: str(f.type) for f in schema},
+            comparable={f.name: f.type for f in schema},
         )
-    return list(tables.values()), issues
+
+    def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
+        where = None
+        if bound is not None:
+            field = ds.field(bound.column)
+            where = (field <= bound.value) | field.is_null()
+        try:
+            if limit is not None:
+                return self.dataset.head(limit, columns=columns, filter=where)
+            return self.dataset.to_table(columns=columns, filter=where)
+        except (pa.ArrowException, OSError) as exc:
+            raise SourceError(f"Could not read parquet {self.path}: {exc}") from None
 
 
-def _table_name_and_reader(path: Path):
+class _CsvTable:
+    """One CSV/TSV file, parsed whole when read. Its column types are only
+    known once parsed, so it reports none as comparable and is never asked to
+    filter."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.delimiter = "\t" if ".tsv" in path.name else ","
+
+    def info(self, name: str) -> TableInfo:
+        try:
+            with pv.open_csv(self.path, parse_options=pv.ParseOptions(delimiter=self.delimiter)) as reader:
+                names = list(reader.schema.names)
+        except (pa.ArrowException, OSError) as exc:
+            raise SourceError(f"Could not read CSV {self.path}: {exc}") from None
+        return TableInfo(name, names)
+
+    def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
+        assert bound is None, "CSV columns are not comparable; the cut happens after parsing"
+        try:
+            data = pv.read_csv(
+                self.path,
+                parse_options=pv.ParseOptions(delimiter=self.delimiter),
+                convert_options=pv.ConvertOptions(strings_can_be_null=True, include_columns=columns),
+            )
+        except (pa.ArrowException, OSError) as exc:
+            raise SourceError(f"Could not read CSV {self.path}: {exc}") from None
+        return data if limit is None else data.slice(0, limit)
+
+
+def _table_name_and_reader(path: Path) -> tuple[str, Callable | None]:
     name = path.name
     if path.is_dir():
         if any(p.suffix in PARQUET_SUFFIXES for p in path.iterdir()):
-            return name, _read_parquet
+            return name, _ParquetTable
         return name, None
     for suffix in PARQUET_SUFFIXES:
         if name.endswith(suffix):
-            return name[: -len(suffix)], _read_parquet
+            return name[: -len(suffix)], _ParquetTable
     for suffix in CSV_SUFFIXES:
         if name.endswith(suffix):
-            return name[: -len(suffix)], _read_csv
+            return name[: -len(suffix)], _CsvTable
     return name, None
-
-
-def _read_parquet(path: Path) -> pa.Table:
-    try:
-        return pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise SourceError(f"Could not read parquet {path}: {exc}") from None
-
-
-def _read_csv(path: Path) -> pa.Table:
-    delimiter = "\t" if ".tsv" in path.name else ","
-    try:
-        return pv.read_csv(
-            path,
-            parse_options=pv.ParseOptions(delimiter=delimiter),
-            convert_options=pv.ConvertOptions(strings_can_be_null=True),
-        )
-    except (pa.ArrowException, OSError) as exc:
-        raise SourceError(f"Could not read CSV {path}: {exc}") from None

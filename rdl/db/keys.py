@@ -78,11 +78,7 @@ def resolve_foreign_key(
         positions = _positions(pd.Series(parent_codes), pd.Series(child_codes))
     positions = np.where(present, positions, -1)
     dangling = int((present & (positions < 0)).sum())
-    keys = parent_df[parent_key].astype(_nullable(parent_df[parent_key].dtype))
-    if len(keys) == 0:  # an empty parent table: every reference dangles
-        resolved = pd.Series(pd.array([None] * len(positions), dtype=keys.dtype))
-    else:
-        resolved = keys.take(np.maximum(positions, 0)).reset_index(drop=True).where(positions >= 0)
+    resolved = _take_keys(parent_df[parent_key], positions)
     issues = []
     if dangling:
         column = foreign_key_column(fk)
@@ -103,15 +99,38 @@ def _tidy_key_dtype(values: pd.Series) -> pd.Series:
 
 
 def _positions(parent: pd.Series, child: pd.Series) -> np.ndarray:
-    """Row of ``parent`` holding each ``child`` value, or -1 (Arrow hash lookup)."""
+    """Row of ``parent`` holding each ``child`` value, or -1 (Arrow hash lookup).
+
+    The hash table is built on the smaller side: a small child table (fraud
+    reports) referencing a huge parent (transactions) hashes its own distinct
+    values and scans the parent, instead of hashing every parent key.
+    """
     parent_arr, child_arr = _arrow_pair(_tidy_key_dtype(parent), _tidy_key_dtype(child))
-    found = pc.index_in(child_arr, value_set=parent_arr)
+    if len(child_arr) < len(parent_arr):
+        uniques = pc.drop_null(pc.unique(child_arr))
+        hit = _index_in(parent_arr, uniques)
+        rows = np.flatnonzero(hit >= 0)[::-1]  # reversed: the first parent row wins
+        row_of_unique = np.full(len(uniques), -1, dtype=np.int64)
+        row_of_unique[hit[rows]] = rows
+        which = _index_in(child_arr, uniques)
+        positions = row_of_unique[np.maximum(which, 0)] if len(uniques) else which
+        positions[which < 0] = -1
+    else:
+        positions = _index_in(child_arr, parent_arr)
+    del parent_arr, child_arr
+    pa.default_memory_pool().release_unused()  # the hash table's pages, back to the OS
+    return positions
+
+
+def _index_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
+    found = pc.index_in(values, value_set=value_set)
     return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _arrow_pair(parent: pd.Series, child: pd.Series) -> tuple[pa.Array, pa.Array]:
     """Both key columns as Arrow arrays of one type: numbers compare as
-    numbers, anything mixed compares as text."""
+    numbers, times of different units as nanoseconds, anything else mixed
+    compares as text."""
     parent_arr = _single_chunk(pa.array(parent, from_pandas=True))
     child_arr = _single_chunk(pa.array(child, from_pandas=True))
     if parent_arr.type == child_arr.type:
@@ -119,6 +138,10 @@ def _arrow_pair(parent: pd.Series, child: pd.Series) -> tuple[pa.Array, pa.Array
     numeric = pa.types.is_integer, pa.types.is_floating
     if any(f(parent_arr.type) for f in numeric) and any(f(child_arr.type) for f in numeric):
         return parent_arr.cast(pa.float64()), child_arr.cast(pa.float64())
+    if (pa.types.is_timestamp(parent_arr.type) and pa.types.is_timestamp(child_arr.type)
+            and parent_arr.type.tz == child_arr.type.tz):  # e.g. a parsed time column (ns) and us
+        finest = pa.timestamp("ns", tz=parent_arr.type.tz)
+        return parent_arr.cast(finest), child_arr.cast(finest)
     return parent_arr.cast(pa.string()), child_arr.cast(pa.string())
 
 
@@ -149,7 +172,14 @@ def _joint_codes(parent: list[pd.Series], child: list[pd.Series]) -> tuple[np.nd
     return parent_codes, child_codes
 
 
-def _nullable(dtype) -> object:
-    if pd.api.types.is_integer_dtype(dtype):
-        return "Int64"
-    return dtype
+def _take_keys(keys: pd.Series, positions: np.ndarray) -> pd.Series:
+    """``keys`` at ``positions``, NULL where a position is -1, built in one
+    pass (integer keys become nullable ``Int64``)."""
+    values = keys.array
+    if isinstance(values, pd.arrays.NumpyExtensionArray) and values.dtype.kind in "iu":
+        raw = values.to_numpy().astype(np.int64, copy=False)
+        taken = raw[np.maximum(positions, 0)] if len(raw) else np.zeros(len(positions), np.int64)
+        return pd.Series(pd.arrays.IntegerArray(taken, positions < 0))
+    if isinstance(values, pd.arrays.NumpyExtensionArray):
+        values = values.to_numpy()
+    return pd.Series(pd.api.extensions.take(values, positions, allow_fill=True))

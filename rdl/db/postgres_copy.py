@@ -24,16 +24,19 @@ def copy_arrow_type(sql_type: sa.types.TypeEngine) -> pa.DataType | None:
     return None
 
 
-def fetch_with_copy(conn: sa.Connection, table: sa.TableClause, columns: list[dict]) -> pa.Table | None:
-    """Reads ``table``'s ``columns`` with COPY, or returns ``None`` when the
-    driver is not psycopg 3 or a column type needs the generic path."""
+def fetch_with_copy(conn: sa.Connection, query: sa.Select, columns: list[dict]) -> pa.Table | None:
+    """Runs ``query`` (selecting ``columns``) with COPY, or returns ``None``
+    when the driver is not psycopg 3 or a column type needs the generic path.
+
+    COPY takes no bound parameters, so the query's values (rdl's own time
+    bounds, never user text) are rendered as SQL literals."""
     dbapi = conn.connection.dbapi_connection
     if type(dbapi).__module__.split(".")[0] != "psycopg":
         return None
     types = {c["name"]: copy_arrow_type(c["type"]) for c in columns}
     if any(t is None for t in types.values()):
         return None
-    select = sa.select(*table.columns).compile(dialect=conn.dialect)
+    select = query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
     buffer = io.BytesIO()
     with dbapi.cursor() as cursor:
         with cursor.copy(f"COPY ({select}) TO STDOUT WITH (FORMAT csv)") as copy:

@@ -1,7 +1,9 @@
-"""What a source reader hands over: rows as Arrow plus the keys it reflected."""
+"""What a source reader hands over: each table's reflected shape, then its rows
+as Arrow, one table at a time and only the columns and rows asked for."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import pandas as pd
 import pyarrow as pa
@@ -12,58 +14,104 @@ from rdl.db.schema import ForeignKey
 
 
 @dataclass
-class RawTable:
-    r"""A table as read from a source, before rdl interprets it.
+class TableInfo:
+    r"""A table as reflected from a source, before any row is read.
 
     Args:
         name: Table name.
-        data: The rows.
+        columns: Column names, in source order.
         primary_key: Reflected primary key columns (empty if none).
         foreign_keys: Reflected foreign keys.
         source_types: Column -> the source's own type name, for messages.
+        comparable: Column -> the Arrow type in which the source compares the
+            column's values exactly in a filter; columns missing here (text,
+            untyped SQLite values, ...) are never filtered by the source.
     """
 
     name: str
-    data: pa.Table
+    columns: list[str]
     primary_key: tuple[str, ...] = ()
     foreign_keys: list[ForeignKey] = field(default_factory=list)
     source_types: dict[str, str] = field(default_factory=dict)
+    comparable: dict[str, pa.DataType] = field(default_factory=dict)
 
 
-def arrow_to_pandas(name: str, data: pa.Table) -> tuple[pd.DataFrame, list[DataIssue]]:
-    """Converts Arrow rows to pandas, dropping columns rdl cannot use.
+@dataclass(frozen=True)
+class TimeBound:
+    r"""A filter a source runs while reading: ``column <= value OR column IS NULL``.
 
-    Binary columns (BLOBs) have no feature meaning and are dropped with a note;
-    decimals become float64; integer columns with NULLs become nullable
-    ``Int64`` rather than float, so that keys keep their values exactly.
+    Args:
+        column: The table's time column.
+        value: The largest stored value to keep, typed as ``comparable`` says.
     """
+
+    column: str
+    value: pa.Scalar
+
+
+class Source(Protocol):
+    """A database rdl reads from: reflect every table, then read one at a time."""
+
+    shown: str  # where the data comes from, without a password
+    issues: list[DataIssue]  # problems found while reflecting or reading
+
+    def tables(self) -> list[TableInfo]:
+        """Every table, reflected (no rows are read)."""
+
+    def read(self, info: TableInfo, columns: list[str], bound: TimeBound | None = None,
+             limit: int | None = None) -> pa.Table:
+        """``columns`` of the rows of ``info`` within ``bound``, at most ``limit`` rows."""
+
+    def close(self) -> None:
+        """Releases connections and files."""
+
+
+def read_frame(
+    source: Source, info: TableInfo, columns: list[str], bound: TimeBound | None = None,
+    limit: int | None = None,
+) -> tuple[pd.DataFrame, list[DataIssue]]:
+    """Reads ``columns`` of a table (see :meth:`Source.read`) as pandas.
+
+    Binary columns (BLOBs) have no feature meaning and are dropped with a
+    note (all-NULL columns are judged later, as features); decimals become
+    float64; integer columns with NULLs become nullable ``Int64`` rather than
+    float, so that keys keep their values exactly.
+    Columns are converted one at a time and each Arrow column is freed as
+    soon as pandas has it, so a table never needs twice its size.
+    """
+    data = source.read(info, columns, bound, limit)
+    pool = pa.default_memory_pool()
+    pool.release_unused()  # Arrow's allocator keeps freed pages (e.g. the reader's) otherwise
+    num_rows = data.num_rows
+    data, issues = _usable_columns(info.name, data)
+    converted = {}
+    while data.num_columns:  # one column at a time, each freed once pandas has it
+        # via a one-column table: pandas gets its own writable copy, not a view of Arrow's
+        column = data.select([0]).to_pandas(types_mapper=_nullable_integers).iloc[:, 0]
+        if isinstance(column.dtype, pd.Int64Dtype) and not column.hasnans:
+            column = column.astype("int64")
+        converted[data.column_names[0]] = column
+        data = data.remove_column(0)
+        pool.release_unused()
+    if not converted:
+        return pd.DataFrame(index=range(num_rows)), issues
+    return pd.DataFrame(converted, copy=False), issues
+
+
+def _usable_columns(name: str, data: pa.Table) -> tuple[pa.Table, list[DataIssue]]:
     issues: list[DataIssue] = []
-    keep = []
+    keep = {}
     for i, f in enumerate(data.schema):
         if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type) or pa.types.is_fixed_size_binary(f.type):
             issues.append(DataIssue(
-                "unsupported_column", name, f.name, len(data), "column dropped",
+                "unsupported_column", name, f.name, data.num_rows, "column dropped",
                 f"binary column (type {f.type}) cannot be a feature",
             ))
-            continue
-        col = data.column(i)
-        if pa.types.is_decimal(f.type):
-            col = pc.cast(col, pa.float64())
-        elif pa.types.is_null(f.type):
-            issues.append(DataIssue(
-                "empty_column", name, f.name, len(data), "column dropped",
-                "column holds only NULL values",
-            ))
-            continue
-        keep.append((f.name, col))
-    table = pa.table({n: c for n, c in keep}) if keep else pa.table({})
-    df = table.to_pandas(types_mapper=_nullable_integers, self_destruct=True)
-    if not keep:
-        df = pd.DataFrame(index=range(len(data)))
-    for col in df.columns:
-        if isinstance(df[col].dtype, pd.Int64Dtype) and not df[col].hasnans:
-            df[col] = df[col].astype("int64")
-    return df, issues
+        elif pa.types.is_decimal(f.type):
+            keep[f.name] = pc.cast(data.column(i), pa.float64())
+        else:
+            keep[f.name] = data.column(i)
+    return (pa.table(keep) if keep else pa.table({})), issues
 
 
 def _nullable_integers(arrow_type: pa.DataType):

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from rdl.db.issues import DataIssue, SourceError
 from rdl.db.postgres_copy import fetch_with_copy
-from rdl.db.raw import RawTable
+from rdl.db.raw import TableInfo, TimeBound
 from rdl.db.schema import ForeignKey
 
 # Driver module to try, and the package to install, for URLs without a driver.
@@ -81,67 +81,135 @@ def _install_hint(backend: str) -> str:
     return options[0][2] if options else f"<a SQLAlchemy driver for {backend}>"
 
 
-def read_sql_source(
-    url: str, sql_schema: str | None = None, chunk_rows: int = 65_536
-) -> tuple[list[RawTable], list[DataIssue], str]:
-    """Reflects and reads every table of ``url`` (in ``sql_schema`` if given).
+class SQLSource:
+    r"""The tables of a live SQL database (one schema of it), read through one
+    read-only connection.
 
-    Returns the raw tables, the issues found while reading, and the URL with
-    its password hidden (for messages and metadata).
+    Reads select only the columns asked for. On PostgreSQL and MariaDB/MySQL a
+    time filter runs in the ``WHERE`` clause for ``TIMESTAMP``/``DATETIME``
+    (MySQL's session-zoned ``TIMESTAMP`` excepted), ``DATE`` and integer
+    columns; SQLite enforces no column types, so its rows are cut after
+    reading.
+
+    Args:
+        url (str): SQLAlchemy URL.
+        sql_schema (str, optional): Schema (namespace) to read.
+            (default: the connection's default)
+        chunk_rows (int): Rows per fetch on the generic path.
+            (default: :obj:`65536`)
     """
-    engine = create_readonly_engine(url)
-    shown = engine.url.render_as_string(hide_password=True)
-    try:
-        with engine.connect() as conn:
-            inspector = sa.inspect(conn)
-            names = inspector.get_table_names(schema=sql_schema)
-            tables, issues = [], []
-            for name in names:
-                raw, found = _read_table(conn, inspector, name, sql_schema, chunk_rows)
-                tables.append(raw)
-                issues.extend(found)
-    except sa.exc.OperationalError as exc:
+
+    def __init__(self, url: str, sql_schema: str | None = None, chunk_rows: int = 65_536) -> None:
+        self.engine = create_readonly_engine(url)
+        self.shown = self.engine.url.render_as_string(hide_password=True)
+        self.sql_schema = sql_schema
+        self.chunk_rows = chunk_rows
+        self.issues: list[DataIssue] = []
+        self._columns: dict[str, list[dict]] = {}
+        try:
+            self.conn = self.engine.connect()
+        except sa.exc.OperationalError as exc:
+            self.engine.dispose()
+            raise self._error(exc) from None
+
+    def tables(self) -> list[TableInfo]:
+        try:
+            inspector = sa.inspect(self.conn)
+            infos = [self._reflect(inspector, name)
+                     for name in inspector.get_table_names(schema=self.sql_schema)]
+        except sa.exc.OperationalError as exc:
+            raise self._error(exc) from None
+        if not infos:
+            where = f"schema {self.sql_schema!r} of " if self.sql_schema else ""
+            raise SourceError(f"No tables found in {where}{self.shown}.")
+        return infos
+
+    def read(self, info: TableInfo, columns: list[str], bound: TimeBound | None = None,
+             limit: int | None = None) -> pa.Table:
+        wanted = [c for c in self._columns[info.name] if c["name"] in columns]
+        binary = [c for c in wanted if isinstance(c["type"], sa.types._Binary)]
+        readable = [c for c in wanted if c not in binary]
+        table = sa.table(info.name, *[sa.column(c["name"]) for c in readable], schema=self.sql_schema)
+        query = sa.select(*table.columns)
+        if bound is not None:
+            column = sa.column(bound.column)
+            value = sa.literal(bound.value.as_py(), _sql_type(bound.value.type))
+            query = query.where(sa.or_(column <= value, column.is_(None)))
+        if limit is not None:
+            query = query.limit(limit)
+        try:
+            data = None
+            if self.conn.dialect.name == "postgresql" and limit is None:
+                data = fetch_with_copy(self.conn, query, readable)
+            if data is None:
+                data = _fetch_arrow(self.conn, query, readable, self.chunk_rows)
+        except sa.exc.OperationalError as exc:
+            raise self._error(exc) from None
+        if limit is None:
+            self.issues.extend(
+                DataIssue(
+                    "unsupported_column", info.name, c["name"], data.num_rows, "column dropped",
+                    f"binary column (type {c['type']}) cannot be a feature",
+                )
+                for c in binary
+            )
+        return data
+
+    def close(self) -> None:
+        self.conn.close()
+        self.engine.dispose()
+
+    def _reflect(self, inspector: sa.Inspector, name: str) -> TableInfo:
+        columns = inspector.get_columns(name, schema=self.sql_schema)
+        self._columns[name] = columns
+        pk = tuple(inspector.get_pk_constraint(name, schema=self.sql_schema)["constrained_columns"] or ())
+        fks = [
+            ForeignKey(
+                tuple(fk["constrained_columns"]),
+                fk["referred_table"],
+                tuple(fk["referred_columns"]) if fk.get("referred_columns") else None,
+            )
+            for fk in inspector.get_foreign_keys(name, schema=self.sql_schema)
+        ]
+        dialect = self.conn.dialect.name
+        comparable = {c["name"]: _comparable(dialect, c["type"]) for c in columns}
+        return TableInfo(
+            name, [c["name"] for c in columns], pk, fks,
+            source_types={c["name"]: str(c["type"]) for c in columns},
+            comparable={c: t for c, t in comparable.items() if t is not None},
+        )
+
+    def _error(self, exc: sa.exc.OperationalError) -> SourceError:
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        raise SourceError(f"Could not read {shown}: {reason}") from None
-    finally:
-        engine.dispose()
-    if not tables:
-        where = f"schema {sql_schema!r} of " if sql_schema else ""
-        raise SourceError(f"No tables found in {where}{shown}.")
-    return tables, issues, shown
+        return SourceError(f"Could not read {self.shown}: {reason}")
 
 
-def _read_table(
-    conn: sa.Connection, inspector: sa.Inspector, name: str,
-    sql_schema: str | None, chunk_rows: int,
-) -> tuple[RawTable, list[DataIssue]]:
-    columns = inspector.get_columns(name, schema=sql_schema)
-    source_types = {c["name"]: str(c["type"]) for c in columns}
-    binary = [c for c in columns if isinstance(c["type"], sa.types._Binary)]
-    readable = [c for c in columns if c not in binary]
-    pk = tuple(inspector.get_pk_constraint(name, schema=sql_schema)["constrained_columns"] or ())
-    fks = [
-        ForeignKey(
-            tuple(fk["constrained_columns"]),
-            fk["referred_table"],
-            tuple(fk["referred_columns"]) if fk.get("referred_columns") else None,
-        )
-        for fk in inspector.get_foreign_keys(name, schema=sql_schema)
-    ]
-    table_ref = sa.table(name, *[sa.column(c["name"]) for c in readable], schema=sql_schema)
-    data = None
-    if conn.dialect.name == "postgresql":
-        data = fetch_with_copy(conn, table_ref, readable)
-    if data is None:
-        data = _fetch_arrow(conn, sa.select(*table_ref.columns), readable, chunk_rows)
-    issues = [
-        DataIssue(
-            "unsupported_column", name, c["name"], data.num_rows, "column dropped",
-            f"binary column (type {c['type']}) cannot be a feature",
-        )
-        for c in binary
-    ]
-    return RawTable(name, data, pk, fks, source_types), issues
+def _comparable(dialect: str, sql_type: sa.types.TypeEngine) -> pa.DataType | None:
+    """The Arrow type a time filter on this column compares in, or ``None``.
+
+    Timestamps compare at whole seconds, which every server's ``DATETIME``
+    holds exactly; SQLite and MySQL's ``TIMESTAMP`` (shown in the session's
+    time zone) are never filtered.
+    """
+    if dialect not in ("postgresql", "mysql", "mariadb"):
+        return None
+    if isinstance(sql_type, sa.DateTime):
+        if dialect != "postgresql" and isinstance(sql_type, sa.TIMESTAMP):
+            return None
+        return pa.timestamp("s", tz="UTC" if sql_type.timezone else None)
+    if isinstance(sql_type, sa.Date):
+        return pa.date32()
+    if isinstance(sql_type, sa.Integer):
+        return pa.int64()
+    return None
+
+
+def _sql_type(arrow_type: pa.DataType) -> sa.types.TypeEngine:
+    if pa.types.is_timestamp(arrow_type):
+        return sa.DateTime(timezone=arrow_type.tz is not None)
+    if pa.types.is_date(arrow_type):
+        return sa.Date()
+    return sa.BigInteger()
 
 
 def _fetch_arrow(

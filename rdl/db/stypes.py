@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rdl.db.times import is_time_like
+from rdl.db.issues import DataIssue, SchemaError
+from rdl.db.times import is_time_like, parse_times
 
 _TAG_DELIMITERS = ("|", ";")
 _TEXT_MIN_WORDS = 4.0
@@ -85,3 +86,58 @@ def _delimiter(text: pd.Series) -> str | None:
         if tags.nunique() < 0.5 * len(tags):
             return delimiter
     return None
+
+
+def assign_stypes(
+    name: str, df: pd.DataFrame, not_features: set[str],
+    declared: dict[str, str], issues: list[DataIssue],
+) -> dict[str, str]:
+    """Stype per feature column of table ``name``, declared or inferred, and
+    all-NULL columns dropped (counted in ``issues``); values are normalised
+    in place to what the stype expects (dates parsed, tags split into lists).
+    The columns of an empty table keep their declared stype, or their dtype's."""
+    for col in declared:
+        if col in not_features:
+            raise SchemaError(
+                f"Table {name!r}: column {col!r} is a key, not a feature; "
+                "remove it from 'stypes' in the schema file."
+            )
+    stypes = {}
+    for col in [c for c in df.columns if c not in not_features]:
+        if df.empty:  # no values to judge by: the declared stype, or the dtype's
+            stypes[col] = declared.get(col) or _dtype_stype(df[col])
+            continue
+        if df[col].isna().all():
+            issues.append(DataIssue(
+                "empty_column", name, col, len(df), "column dropped",
+                "column holds only NULL values",
+            ))
+            df.drop(columns=col, inplace=True)
+            continue
+        stype = declared.get(col) or infer_stype(df[col])
+        if stype == "timestamp" and not pd.api.types.is_datetime64_any_dtype(df[col]):
+            parsed, bad = parse_times(df[col])
+            df[col] = parsed
+            if bad:
+                issues.append(DataIssue(
+                    "unparseable_time", name, col, bad, "value set to NULL",
+                    "value could not be parsed as a date/time",
+                ))
+        elif stype == "multicategorical" and df[col].dtype != object:
+            delimiter = tag_delimiter(df[col]) or ","
+            df[col] = df[col].str.split(delimiter, regex=False).map(
+                lambda tags: [t.strip() for t in tags] if isinstance(tags, list) else tags
+            )
+        stypes[col] = stype
+    return stypes
+
+
+def _dtype_stype(series: pd.Series) -> str:
+    """The stype of a column of an empty table, from its dtype alone."""
+    if pd.api.types.is_bool_dtype(series):
+        return "categorical"
+    if pd.api.types.is_numeric_dtype(series):
+        return "numerical"
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return "timestamp"
+    return "categorical"

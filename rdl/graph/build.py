@@ -36,7 +36,8 @@ def build_graph(
     and ``tf`` (a :class:`torch_frame.TensorFrame` of the feature columns;
     absent for tables without features). Each foreign key column ``c`` of
     child ``C`` to parent ``P`` gives edge types ``(C, "f2p_c", P)`` and
-    ``(P, "rev_f2p_c", C)``; NULL references give no edge.
+    ``(P, "rev_f2p_c", C)``, stored as two views of one ``[3, E]`` buffer
+    (treat them as read-only); NULL references give no edge.
 
     Graph-level attributes: ``col_stats_dict`` (node type -> column -> stats,
     what PyTorch Frame encoders need), ``table_of`` (node type -> table name)
@@ -83,9 +84,9 @@ def build_graph(
     for table in db:
         for column, parent in table.foreign_keys.items():
             child_nt, parent_nt = node_types[table.name], node_types[parent]
-            src, dst = _link(table.df[column], data.key_index[parent_nt])
-            data[child_nt, forward_relation(column), parent_nt].edge_index = torch.stack([src, dst])
-            data[parent_nt, reverse_relation(column), child_nt].edge_index = torch.stack([dst, src])
+            pair = _link(table.df[column], data.key_index[parent_nt])
+            data[child_nt, forward_relation(column), parent_nt].edge_index = pair[1:]
+            data[parent_nt, reverse_relation(column), child_nt].edge_index = pair[:2]
     data.validate()
     return data
 
@@ -104,8 +105,14 @@ def _node_types(db: Database) -> dict[str, str]:
     return node_types
 
 
-def _link(references: pd.Series, parent_keys: pd.Index) -> tuple[torch.Tensor, torch.Tensor]:
-    """(child row, parent row) pairs for every non-NULL reference."""
+def _link(references: pd.Series, parent_keys: pd.Index) -> torch.Tensor:
+    """Rows ``(parent, child, parent)`` for every non-NULL reference: rows 1-2
+    are the child -> parent edges and rows 0-1 the reverse ones, two
+    contiguous views of one buffer instead of two copies."""
     positions = parent_keys.get_indexer(references)
     child = np.flatnonzero(positions >= 0)
-    return torch.from_numpy(child.astype(np.int64)), torch.from_numpy(positions[child].astype(np.int64))
+    pair = torch.empty(3, child.size, dtype=torch.long)
+    pair[1] = torch.from_numpy(child)
+    pair[0] = torch.from_numpy(positions[child].astype(np.int64, copy=False))
+    pair[2] = pair[0]
+    return pair

@@ -40,3 +40,28 @@ def test_composite_reference_maps_to_the_parent_key(pairs, refs):
     expected = [where.get(r) if r[0] is not None else None for r in refs]
     assert [None if pd.isna(v) else int(v) for v in resolved] == expected
     assert sum(i.count for i in issues) == sum(r[0] is not None and r not in where for r in refs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(parent_keys=st.lists(st.integers(0, 30), unique=True, max_size=15),
+       child_refs=st.lists(st.one_of(st.none(), st.integers(0, 40)), max_size=30),
+       kind=st.sampled_from(["text", "float", "time"]))
+def test_resolved_reference_keeps_the_parent_key_type(parent_keys, child_refs, kind):
+    """Text, float and datetime keys (times in another unit than the parent's
+    parsed ns, as parquet stores them) resolve like integers do."""
+    def column(values, unit="ns"):
+        if kind == "text":
+            return pd.Series([None if v is None else f"k{v}" for v in values], dtype="str")
+        if kind == "float":
+            return pd.Series([None if v is None else v + 0.5 for v in values], dtype="float64")
+        return pd.Series(pd.to_datetime(pd.Series(values, dtype="float64"), unit="s")).astype(
+            f"datetime64[{unit}]")
+
+    parent = pd.DataFrame({"id": column(parent_keys)})
+    child = pd.DataFrame({"ref": column(child_refs, unit="us")})
+    resolved, issues = resolve_foreign_key("c", child, ForeignKey(("ref",), "p"), parent, "id", ("id",))
+    present = set(parent_keys)
+    expected = column([v if v in present else None for v in child_refs])
+    pd.testing.assert_series_equal(resolved, expected, check_names=False, check_dtype=False)
+    assert resolved.dtype == parent["id"].dtype
+    assert sum(i.count for i in issues) == sum(v is not None and v not in present for v in child_refs)

@@ -33,7 +33,7 @@ def test_copy_matches_the_row_path(postgres_db):
     with engine.connect() as conn:
         columns = sa.inspect(conn).get_columns("tricky", schema=schema)
         table = sa.table("tricky", *[sa.column(c["name"]) for c in columns], schema=schema)
-        fast = fetch_with_copy(conn, table, columns)
+        fast = fetch_with_copy(conn, sa.select(*table.columns), columns)
         slow = _fetch_arrow(conn, sa.select(*table.columns), columns, 2)
     assert fast is not None
     fast_df, slow_df = fast.to_pandas(), slow.to_pandas()

@@ -152,3 +152,23 @@ def test_connection_is_read_only_mariadb(mariadb_db):
     engine = create_readonly_engine(url)
     with engine.connect() as conn, pytest.raises(sa.exc.DBAPIError, match="READ ONLY"):
         conn.execute(sa.text("DELETE FROM emp"))
+
+
+def test_a_folder_carries_its_own_schema_file_and_an_explicit_one_wins(tmp_path):
+    import pandas as pd
+    import yaml
+
+    from rdl.db import connect
+
+    pd.DataFrame({"user_id": [1, 2]}).to_parquet(tmp_path / "users.parquet")
+    pd.DataFrame({"order_id": [1, 2, 3], "user_id": [1, 2, 9]}).to_parquet(
+        tmp_path / "orders.parquet")
+    declared = {"tables": {"users": {"primary_key": "user_id"},
+                           "orders": {"primary_key": "order_id",
+                                      "foreign_keys": {"user_id": "users"}}}}
+    (tmp_path / "rdl_schema.yaml").write_text(yaml.safe_dump(declared))
+    db = connect(tmp_path)
+    assert db["orders"].foreign_keys == {"user_id": "users"}
+    assert [i.count for i in db.issues if i.table == "orders"] == [1]  # user 9 is missing
+    no_keys = {"tables": {"orders": {"foreign_keys": {"user_id": None}}}}
+    assert connect(tmp_path, schema=no_keys)["orders"].foreign_keys == {}

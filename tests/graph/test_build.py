@@ -120,14 +120,14 @@ def test_exclude_columns_drops_a_target_and_rejects_unknown(flights_db):
 
 
 def test_cache_reuses_rebuilds_changed_tables_only_and_repairs_corruption(tmp_path, monkeypatch):
-    from torch_frame.data import Dataset
+    from rdl.graph import materialize
 
     db = _tiny_db(tmp_path, age=[30.0, 40.0, 50.0])
     cache = tmp_path / "cache"
     first = build_graph(db, cache_dir=cache)
     calls = []
-    original = Dataset.materialize
-    monkeypatch.setattr(Dataset, "materialize", lambda self, **kw: calls.append(1) or original(self, **kw))
+    original = materialize._encode
+    monkeypatch.setattr(materialize, "_encode", lambda *a: calls.append(1) or original(*a))
 
     again = build_graph(db, cache_dir=cache)
     assert calls == []  # everything came from the cache
