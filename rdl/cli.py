@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 
+from rdl.baseline.cli import add_baseline_parser
 from rdl.db.issues import SchemaError, SourceError
 from rdl.tasks.cli import add_labels_parser
 
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_inspect(subparsers)
     add_labels_parser(subparsers)
+    add_baseline_parser(subparsers)
     return parser
 
 

@@ -1,0 +1,119 @@
+r"""The classic recommendation baseline: an entity's own past items, then what is popular.
+
+For a label row (entity ``e``, cutoff ``t``) of ``PREDICT LIST_DISTINCT(
+rows.item, ...) RANK TOP k``, items are ranked by how often ``e`` itself
+interacted with them up to ``t``, ties and the remaining places going to the
+items most frequent among all entities in the last target window ``(t - w, t]``
+(``w`` = the length of the query's target window). The reference ranks by
+that global popularity alone. Both read only rows with time ``<= t``; the
+aggregate's own ``WHERE`` filter, if any, is not applied to the history.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rdl.baseline.groups import LABELS, q
+from rdl.db.database import Database
+from rdl.tasks.spec import Task
+
+_WINDOWS = "__rdl_windows"
+
+
+def recommend(db: Database, task: Task, labels: pd.DataFrame, *, popularity_only: bool = False,
+              threads: int = 0) -> list[list]:
+    r"""Top-``k`` items for each label row, best first.
+
+    Args:
+        db (Database): The database.
+        task (Task): A recommendation task (``LIST_DISTINCT ... RANK TOP k``).
+        labels (pandas.DataFrame): ``[<entity key>, "timestamp", ...]`` rows.
+        popularity_only (bool): Rank by global popularity only (the
+            reference). (default: :obj:`False`)
+        threads (int): DuckDB threads; ``0`` uses all cores. (default: :obj:`0`)
+
+    Returns:
+        One list of at most ``k`` item keys per label row, in label order.
+    """
+    import duckdb
+
+    plan = task.check(db)
+    target = plan.query.target
+    rows, link, item = db[target.table], plan.links[target], target.column
+    window = pd.DateOffset(**{target.unit: target.end - target.start})
+    cutoffs = pd.DatetimeIndex(labels["timestamp"].unique())
+    windows = pd.DataFrame({"__t": _ns(cutoffs), "__lo": _ns(cutoffs - window)})
+    label_frame = pd.DataFrame({"__row": np.arange(len(labels)),
+                                "__id": labels.iloc[:, 0].to_numpy(),
+                                "__t": _ns(labels["timestamp"])})
+    history = pd.DataFrame({"__k": rows.df[link].to_numpy(), "__item": rows.df[item].to_numpy(),
+                            "__ct": _ns(rows.df[rows.time_column])})
+    config = {"enable_external_access": False}
+    if threads:
+        config["threads"] = int(threads)
+    con = duckdb.connect(":memory:", config=config)
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register(LABELS, label_frame)
+        con.register(_WINDOWS, windows)
+        con.register("__rdl_history", history)
+        out = con.execute(_sql(task.top_k, popularity_only)).df()
+    finally:
+        con.close()
+    ranked = dict(zip(out["__row"], out["items"]))
+    return [list(ranked.get(i, []))[: task.top_k] for i in range(len(labels))]
+
+
+def _sql(k: int, popularity_only: bool) -> str:
+    own = ("SELECT l.__row, h.__item, count(*) AS own FROM __rdl_labels l "
+           "JOIN __rdl_history h ON h.__k = l.__id AND h.__ct <= l.__t "
+           "WHERE h.__item IS NOT NULL GROUP BY 1, 2")
+    candidates = "SELECT l.__row, top.__item, 0 AS own FROM __rdl_labels l " \
+                 "JOIN top ON top.__t = l.__t"
+    if not popularity_only:
+        candidates = f"{own} UNION ALL {candidates}"
+    return (
+        f"WITH pop AS (SELECT w.__t, h.__item, count(*) AS n FROM {q(_WINDOWS)} w "
+        "JOIN __rdl_history h ON h.__ct > w.__lo AND h.__ct <= w.__t "
+        "WHERE h.__item IS NOT NULL GROUP BY 1, 2), "
+        "top AS (SELECT __t, __item FROM pop "
+        f"QUALIFY row_number() OVER (PARTITION BY __t ORDER BY n DESC, __item) <= {int(k)}), "
+        f"cand AS ({candidates}), "
+        "scored AS (SELECT c.__row, c.__item, max(c.own) AS own, coalesce(max(p.n), 0) AS pop "
+        "FROM cand c JOIN __rdl_labels l ON l.__row = c.__row "
+        "LEFT JOIN pop p ON p.__t = l.__t AND p.__item = c.__item GROUP BY 1, 2) "
+        "SELECT __row, list(__item ORDER BY own DESC, pop DESC, __item) AS items "
+        "FROM scored GROUP BY __row"
+    )
+
+
+def evaluate_ranking(recommended: list[list], truth: pd.Series, item_keys: pd.Index,
+                     names: list[str], k: int) -> dict[str, float]:
+    r"""The task's ranking metrics (``map@k`` ...) from :mod:`rdl.tasks.metrics`.
+
+    Args:
+        recommended (list[list]): Ranked item keys per row.
+        truth (pandas.Series): The true item keys per row (the label lists).
+        item_keys (pandas.Index): Every item key, to turn keys into indices.
+        names (list[str]): Metric names, as in ``task.metrics``.
+        k (int): The task's ``RANK TOP k``.
+    """
+    import torch
+
+    from rdl.tasks import types
+    from rdl.tasks.metrics import get_metrics
+
+    preds = np.full((len(recommended), k), -2, dtype=np.int64)  # -2 matches no item
+    for i, items in enumerate(recommended):
+        idx = item_keys.get_indexer(list(items)[:k])
+        preds[i, : len(idx)] = idx
+    target = [item_keys.get_indexer(list(items)).tolist() for items in truth]
+    out = {}
+    for name, metric in get_metrics(names, types.RECOMMENDATION, k=k).items():
+        metric.update(torch.from_numpy(preds), target)
+        out[name] = float(metric.compute())
+    return out
+
+
+def _ns(times) -> np.ndarray:
+    return pd.DatetimeIndex(times).to_numpy(dtype="datetime64[ns]").view(np.int64)

@@ -1,0 +1,316 @@
+r"""``run_baseline``: a training config in, the LightGBM baseline's metrics out.
+
+Reads the same YAML config as ``rdl fit`` (``task:`` and ``data:``; the
+``model:`` and ``trainer:`` sections are ignored) plus an optional
+``baseline:`` section::
+
+    baseline:
+      windows: [7, 30, 90, 365]   # past windows in days (all time is added)
+      hops: 2                     # 1: own, parents, children; 2: also two hops out
+      num_boost_round: 1000
+      learning_rate: 0.05
+      num_leaves: 31
+      early_stopping_rounds: 50
+      num_threads: 0              # 0: all cores
+
+Label rows are exactly ``task.table(db, split)``, subsampled like the GNN's
+seeds when ``data.max_seeds`` is set (same ``random_state=data.seed``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rdl.baseline import model
+from rdl.baseline.features import DEFAULT_WINDOWS, BaselineError, check_windows, compute_features
+from rdl.baseline.recommend import evaluate_ranking, recommend
+from rdl.tasks import SPLITS, Task, types
+
+DATA_KEYS = ("source", "schema", "sql_schema", "exclude_columns", "max_seeds", "seed")
+IMPORTANCE_TOP = 20
+
+
+@dataclass
+class BaselineOptions(model.BoosterSettings):
+    r"""Everything a baseline run can be told, beyond the task.
+
+    Args:
+        windows: Past windows in days; all time is always added.
+        hops: ``1`` or ``2`` foreign-key hops of aggregates.
+        max_seeds: Keep at most this many label rows per split (random, as
+            the GNN's data module does).
+    """
+
+    windows: tuple[float, ...] = DEFAULT_WINDOWS
+    hops: int = 2
+    max_seeds: int | None = None
+
+
+@dataclass
+class BaselineResult:
+    r"""What a baseline run measured.
+
+    Args:
+        task_type: The task's type.
+        event_level: Whether each row was predicted at its own time.
+        metrics: Split (``val``, ``test``) -> metric name -> value.
+        trivial: The same for the trivial predictor (train positive rate,
+            train mean, majority class, or global popularity for
+            recommendation).
+        rows: Label rows per split.
+        timings: Seconds per phase.
+        feature_seconds: Seconds per feature group (all splits in one query).
+        feature_names: The features, in matrix order.
+        importances: Total gain per feature, largest first.
+        best_iteration: Boosting rounds kept by early stopping.
+        options: The settings used.
+        predictions: Test split: entity key, timestamp, prediction.
+    """
+
+    task_type: str
+    event_level: bool
+    metrics: dict[str, dict[str, float]]
+    trivial: dict[str, dict[str, float]]
+    rows: dict[str, int]
+    timings: dict[str, float]
+    feature_seconds: dict[str, float] = field(default_factory=dict)
+    feature_names: list[str] = field(default_factory=list)
+    importances: dict[str, float] = field(default_factory=dict)
+    best_iteration: int | None = None
+    options: dict = field(default_factory=dict)
+    predictions: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def num_features(self) -> int:
+        return len(self.feature_names)
+
+    def as_dict(self) -> dict:
+        """Plain JSON-ready values (the predictions are left out)."""
+        top = list(self.importances.items())[:IMPORTANCE_TOP]
+        return {
+            "task_type": self.task_type, "entity_level": not self.event_level,
+            "metrics": self.metrics, "trivial": self.trivial, "rows": self.rows,
+            "num_features": self.num_features, "timings": self.timings,
+            "feature_seconds": self.feature_seconds, "best_iteration": self.best_iteration,
+            "importance_top20": [{"feature": n, "gain": g} for n, g in top],
+            "options": self.options,
+        }
+
+    def format_table(self) -> str:
+        """Split x metric, baseline beside the trivial predictor."""
+        lines = [f"{'split':<6} {'metric':<20} {'baseline':>10} {'trivial':>10}"]
+        for split, values in self.metrics.items():
+            for name, value in values.items():
+                lines.append(f"{split:<6} {name:<20} {value:>10.4f} "
+                             f"{self.trivial[split][name]:>10.4f}")
+        return "\n".join(lines)
+
+
+def run_baseline(config: dict | str | Path, **overrides) -> BaselineResult:
+    r"""Runs the baseline on a training config.
+
+    Args:
+        config (dict or str or Path): The config, or a YAML file holding it.
+        **overrides: Any :class:`BaselineOptions` field, or a ``data:`` key
+            (``source``, ``schema``, ``sql_schema``, ``exclude_columns``,
+            ``max_seeds``, ``seed``); ``None`` values are ignored.
+
+    Raises:
+        BaselineError: A config without ``task:`` or ``data.source``, or an
+            unknown or invalid option.
+        rdl.tasks.TaskError: A task that cannot produce labels.
+    """
+    from rdl.db import connect
+
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    data, task, options = read_config(config, overrides)
+    db = connect(data["source"], schema=data.get("schema"), sql_schema=data.get("sql_schema"))
+    task.check(db)
+    timings["connect"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    tables = {s: _subsample(task.table(db, s), options) for s in SPLITS}
+    timings["labels"] = time.perf_counter() - clock
+    if task.task_type == types.RECOMMENDATION:
+        return _run_recommendation(db, task, tables, options, timings)
+    return _run_lightgbm(db, task, tables, options, data.get("exclude_columns"), timings)
+
+
+def read_config(config: dict | str | Path, overrides: dict | None = None,
+                ) -> tuple[dict, Task, BaselineOptions]:
+    """The ``data:`` keys, the :class:`Task` and the :class:`BaselineOptions` of a config."""
+    if not isinstance(config, dict):
+        config = _load_yaml(Path(config))
+    data = dict(_section(config, "data", required=True))
+    task_cfg = _section(config, "task", required=True)
+    settings = dict(_section(config, "baseline", required=False))
+    for key in ("max_seeds", "seed"):
+        if key in data:
+            settings.setdefault(key, data[key])
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key in DATA_KEYS[:4]:
+            data[key] = value
+        else:
+            settings[key] = value
+    if "source" not in data:
+        raise BaselineError("the config's data: section needs source: (a database URL, a "
+                            "folder or a dataset name such as nycflights13)")
+    names = [f.name for f in dataclasses.fields(Task) if f.init]
+    unknown = sorted(set(task_cfg) - set(names))
+    if unknown:
+        raise BaselineError(f"unknown task setting(s) {unknown}; valid ones are {names}")
+    return data, Task(**task_cfg), _options(settings)
+
+
+def _options(settings: dict) -> BaselineOptions:
+    names = [f.name for f in dataclasses.fields(BaselineOptions)]
+    unknown = sorted(set(settings) - set(names))
+    if unknown:
+        raise BaselineError(f"unknown baseline option(s) {unknown}; valid ones are {names}")
+    options = BaselineOptions(**settings)
+    options.windows = check_windows(options.windows)
+    for name in ("num_boost_round", "num_leaves", "min_data_in_leaf", "early_stopping_rounds"):
+        _check_int(name, getattr(options, name), minimum=1)
+    _check_int("num_threads", options.num_threads, minimum=0)
+    _check_int("seed", options.seed, minimum=0)
+    if options.hops not in (1, 2) or isinstance(options.hops, bool):
+        raise BaselineError(f"baseline option hops={options.hops!r} must be 1 or 2")
+    if options.max_seeds is not None:
+        _check_int("max_seeds", options.max_seeds, minimum=1)
+    for name in ("learning_rate", "feature_fraction"):
+        value = getattr(options, name)
+        if not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise BaselineError(f"baseline option {name}={value!r} must be a number in (0, 1]")
+    return options
+
+
+def _check_int(name: str, value, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise BaselineError(f"baseline option {name}={value!r} must be a whole number "
+                            f">= {minimum}")
+
+
+def _load_yaml(path: Path) -> dict:
+    import yaml
+
+    try:
+        config = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise BaselineError(f"{path} is not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise BaselineError(f"cannot read the config {path}: {exc.strerror}") from None
+    if not isinstance(config, dict):
+        raise BaselineError(f"{path} must hold a mapping with task: and data: sections")
+    return config
+
+
+def _section(config: dict, name: str, required: bool) -> dict:
+    section = config.get(name)
+    if isinstance(section, dict) and isinstance(section.get("init_args"), dict):
+        section = section["init_args"]
+    if section is None and not required:
+        return {}
+    if not isinstance(section, dict):
+        raise BaselineError(f"the config needs a {name}: section (a mapping)")
+    return section
+
+
+def _subsample(table: pd.DataFrame, options: BaselineOptions) -> pd.DataFrame:
+    """At most ``max_seeds`` rows, chosen exactly as the GNN's data module does."""
+    if options.max_seeds is not None and len(table) > options.max_seeds:
+        table = table.sample(options.max_seeds, random_state=options.seed).sort_index()
+    return table.reset_index(drop=True)
+
+
+def _run_lightgbm(db, task: Task, tables: dict[str, pd.DataFrame], options: BaselineOptions,
+                  exclude_columns, timings: dict[str, float]) -> BaselineResult:
+    clock = time.perf_counter()
+    everything = pd.concat(list(tables.values()), ignore_index=True)
+    feats = compute_features(db, task, everything, windows=options.windows, hops=options.hops,
+                             exclude_columns=exclude_columns, threads=options.num_threads)
+    timings["features"] = time.perf_counter() - clock
+    bounds = np.cumsum([0, *(len(t) for t in tables.values())])
+    x = {s: feats.frame.iloc[bounds[i]:bounds[i + 1]].reset_index(drop=True)
+         for i, s in enumerate(tables)}
+    classes = task.classes(db) if task.task_type == types.MULTICLASS else None
+    y = {s: _targets(t["label"], task.task_type, classes) for s, t in tables.items()}
+    num_classes = len(classes) if classes is not None else None
+    clock = time.perf_counter()
+    booster = model.fit(x["train"], y["train"], x["val"], y["val"], task.task_type,
+                        _booster_settings(options), num_classes)
+    timings["fit"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    metrics, trivial, test_preds = {}, {}, None
+    for split in ("val", "test"):
+        preds = model.predict(booster, x[split])
+        metrics[split] = model.evaluate(preds, y[split], task.task_type, task.metrics,
+                                        num_classes)
+        base = model.trivial(y["train"], len(y[split]), task.task_type, num_classes)
+        trivial[split] = model.evaluate(base, y[split], task.task_type, task.metrics,
+                                        num_classes)
+        test_preds = preds
+    timings["predict_and_metrics"] = time.perf_counter() - clock
+    if task.task_type == types.MULTICLASS:
+        test_preds = [classes[i] for i in np.asarray(test_preds).argmax(1)]
+    return BaselineResult(
+        task.task_type, task.event_level, metrics, trivial,
+        {s: len(t) for s, t in tables.items()}, timings, feats.seconds, feats.names,
+        model.importances(booster), booster.best_iteration, _plain(options),
+        _prediction_frame(tables["test"], test_preds),
+    )
+
+
+def _run_recommendation(db, task: Task, tables: dict[str, pd.DataFrame],
+                        options: BaselineOptions, timings: dict[str, float]) -> BaselineResult:
+    clock = time.perf_counter()
+    item = db[task.item_table]
+    item_keys = pd.Index(item.df[item.primary_key])
+    metrics, trivial, test_items = {}, {}, None
+    for split in ("val", "test"):
+        labels = tables[split]
+        ranked = recommend(db, task, labels, threads=options.num_threads)
+        popular = recommend(db, task, labels, popularity_only=True, threads=options.num_threads)
+        metrics[split] = evaluate_ranking(ranked, labels["label"], item_keys, task.metrics,
+                                          task.top_k)
+        trivial[split] = evaluate_ranking(popular, labels["label"], item_keys, task.metrics,
+                                          task.top_k)
+        test_items = ranked
+    timings["recommend_and_metrics"] = time.perf_counter() - clock
+    return BaselineResult(task.task_type, task.event_level, metrics, trivial,
+                          {s: len(t) for s, t in tables.items()}, timings,
+                          options=_plain(options),
+                          predictions=_prediction_frame(tables["test"], test_items))
+
+
+def _targets(label: pd.Series, task_type: str, classes: list | None) -> np.ndarray:
+    if task_type == types.MULTICLASS:
+        lookup = {c: i for i, c in enumerate(classes)}
+        return label.map(lookup).to_numpy(dtype=np.int64)
+    return label.to_numpy(dtype=np.float64)
+
+
+def _booster_settings(options: BaselineOptions) -> model.BoosterSettings:
+    names = [f.name for f in dataclasses.fields(model.BoosterSettings)]
+    return model.BoosterSettings(**{n: getattr(options, n) for n in names})
+
+
+def _prediction_frame(labels: pd.DataFrame, predictions) -> pd.DataFrame:
+    """Entity key, timestamp and prediction (a value, a class or a list of items)."""
+    out = labels.iloc[:, :2].copy()
+    out["prediction"] = pd.Series(list(predictions), index=out.index, dtype=object) \
+        if isinstance(predictions, list) else predictions
+    return out
+
+
+def _plain(options: BaselineOptions) -> dict:
+    plain = dataclasses.asdict(options)
+    plain["windows"] = list(plain["windows"])
+    return plain
+
