@@ -11,6 +11,7 @@ import torch
 from lightning.pytorch.callbacks import BasePredictionWriter, EarlyStopping, ModelCheckpoint
 
 from rdl.tasks import types
+from rdl.train.distributed import gather_on_rank_zero
 
 
 def monitored_metric(module: L.LightningModule) -> tuple[str, str]:
@@ -64,6 +65,10 @@ class PredictionWriter(BasePredictionWriter):
     r"""Writes ``rdl predict`` results to parquet: entity id (the user's own
     key values), timestamp and prediction (for recommendation: rank and item).
 
+    Under DDP every process predicts its shard of the seeds; the first
+    process gathers all of them and writes the one file, in the order a
+    single process would.
+
     Args:
         output (str): Parquet file to write. (default: ``"predictions.parquet"``)
     """
@@ -73,9 +78,17 @@ class PredictionWriter(BasePredictionWriter):
         self.output = output
 
     def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices) -> None:
+        local = [{key: value.cpu() for key, value in p.items()} for p in predictions]
+        gathered = gather_on_rank_zero(local, trainer.global_rank, trainer.world_size)
+        if gathered is None:
+            return
+        position = torch.cat([p["position"] for p in gathered])
+        order = position.argsort()
+        merged = [{"position": position[order],
+                   "prediction": torch.cat([p["prediction"] for p in gathered])[order]}]
         datamodule = trainer.datamodule
         seeds = datamodule.split_seeds(datamodule.predict_split)
-        frame = prediction_frame(pl_module, datamodule, seeds, predictions)
+        frame = prediction_frame(pl_module, datamodule, seeds, merged)
         Path(self.output).parent.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(self.output, index=False)
         print(f"wrote {len(frame):,} predictions to {self.output}")

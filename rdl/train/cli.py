@@ -2,6 +2,8 @@
 data module and model, with the task as its own top-level ``task:`` section."""
 from __future__ import annotations
 
+import sys
+
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
 from rdl.tasks import Task
@@ -37,8 +39,9 @@ class RelationalCLI(LightningCLI):
 
 def main(argv: list[str]) -> int:
     """Runs one LightningCLI subcommand (``argv[0]`` is fit/validate/test/predict)."""
-    RelationalCLI(
-        RelationalTask, RelationalDataModule, args=argv, seed_everything_default=0,
+    RelationalCLI(  # args=None reads the command line (no warning that both were given)
+        RelationalTask, RelationalDataModule, args=None if argv == sys.argv[1:] else argv,
+        seed_everything_default=0,
         save_config_kwargs={"overwrite": True}, parser_kwargs={"prog": "rdl"},
     )
     return 0

@@ -1,6 +1,7 @@
 """The LightningDataModule: database + task -> graph, seeds and temporal loaders."""
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,15 +14,21 @@ from torch_geometric.data import HeteroData
 from torch_geometric.loader import NodeLoader
 
 from rdl.db import Database, connect
-from rdl.graph import build_graph, safe_name
+from rdl.graph import build_graph, load_graph, safe_name, save_graph
 from rdl.sampling import TemporalNeighborSampler
 from rdl.tasks import SPLITS, Task, types
+from rdl.train.distributed import ShardSampler, share_cpu_threads
 from rdl.train.seeds import Seeds, make_seeds
 
 
 class RelationalDataModule(L.LightningDataModule):
     r"""Reads the database, builds (or loads from cache) the graph and the
     task's seeds, and serves temporal mini-batches from rdl's sampler.
+
+    Under DDP (``trainer.strategy: ddp``) every process loads the same graph and
+    seeds and samples its own mini-batches from its shard of the seeds (see
+    :mod:`rdl.train.distributed`); ``batch_size`` is per process, so the
+    batch of one step is ``batch_size`` times the number of processes.
 
     Args:
         source (str): Database URL, file, folder or bundled dataset name.
@@ -32,7 +39,8 @@ class RelationalDataModule(L.LightningDataModule):
         num_neighbors (list[int]): Fan-out per hop. (default: ``[16, 16]``)
         strategy (str): ``"uniform"`` or ``"last"`` neighbour sampling.
             (default: ``"last"``)
-        batch_size (int): Seeds per mini-batch. (default: :obj:`256`)
+        batch_size (int): Seeds per mini-batch and process.
+            (default: :obj:`256`)
         num_workers (int): Loader worker processes; sampling overlaps
             training when > 0. (default: :obj:`0`)
         exclude_columns (dict, optional): Table -> feature columns the model
@@ -40,6 +48,12 @@ class RelationalDataModule(L.LightningDataModule):
             only filled in after the event predicted). (default: :obj:`None`)
         max_seeds (int, optional): Keep at most this many seeds per split (a
             random subset, for quick runs). (default: :obj:`None`)
+        graph_file (str, optional): A graph file (see
+            :func:`rdl.graph.save_graph`): memory-mapped when it exists and
+            still matches the database, else built, saved there once per
+            machine and mapped back, so loader workers and DDP processes
+            share one copy of the graph. (default: :obj:`None`, the graph is
+            held in each process's memory)
         cache_dir (str, optional): Where materialised features are cached.
             (default: ``$RDL_HOME/cache``)
         predict_split (str): Split ``rdl predict`` predicts for.
@@ -59,6 +73,7 @@ class RelationalDataModule(L.LightningDataModule):
         num_workers: int = 0,
         exclude_columns: dict[str, list[str]] | None = None,
         max_seeds: int | None = None,
+        graph_file: str | None = None,
         cache_dir: str | None = None,
         predict_split: str = "test",
         seed: int = 0,
@@ -74,6 +89,7 @@ class RelationalDataModule(L.LightningDataModule):
         self.num_workers = num_workers
         self.exclude_columns = exclude_columns or {}
         self.max_seeds = max_seeds
+        self.graph_file = graph_file
         self.cache_dir = cache_dir
         if predict_split not in SPLITS:
             raise ValueError(f"predict_split={predict_split!r} is not one of {list(SPLITS)}")
@@ -87,20 +103,48 @@ class RelationalDataModule(L.LightningDataModule):
 
     # -- building ------------------------------------------------------------
     def prepare_graph(self) -> HeteroData:
-        """Reads the database and builds the graph once; later calls reuse it."""
+        """Reads the database and builds the graph once; later calls reuse it.
+
+        The one place the graph is loaded: under DDP every process calls it
+        in :meth:`setup`, after :meth:`prepare_data` has filled the feature
+        cache."""
         if self.graph is None:
             from rdl.datasets.nycflights13 import cache_home
 
             self.db = connect(self.source, schema=self.schema, sql_schema=self.sql_schema)
             self.task.check(self.db)
-            cache = Path(self.cache_dir) if self.cache_dir else cache_home() / "cache"
-            self.graph = build_graph(
-                self.db, exclude_columns=self.excluded_columns(),
-                cache_dir=cache / _cache_name(self.source),
-            )
+            self.graph = self._mapped_graph()
+            if self.graph is None:
+                cache = Path(self.cache_dir) if self.cache_dir else cache_home() / "cache"
+                self.graph = build_graph(
+                    self.db, exclude_columns=self.excluded_columns(),
+                    cache_dir=cache / _cache_name(self.source),
+                )
+                if self.graph_file is not None:
+                    save_graph(self.graph, self.graph_file)
+                    self.graph = load_graph(self.graph_file)  # shared pages, not a private copy
             if self.task.task_type == types.MULTICLASS:
                 self.classes = self.task.classes(self.db)
         return self.graph
+
+    def _mapped_graph(self) -> HeteroData | None:
+        """The graph file, memory-mapped, if it was built from this database
+        with these exclusions; ``None`` (with a warning) when it is stale."""
+        if self.graph_file is None or not Path(self.graph_file).is_file():
+            return None
+        graph = load_graph(self.graph_file)
+        excluded = self.excluded_columns()
+        for table in self.db:
+            nt = safe_name(table.name)
+            features = sorted(set(table.stypes) - set(excluded.get(table.name, ())))
+            stored = graph[nt].tf.col_names_dict if "tf" in graph[nt] else {}
+            if (graph[nt].num_nodes != len(table)
+                    or sorted(c for cols in stored.values() for c in cols) != features):
+                warnings.warn(f"{self.graph_file} does not match table {table.name!r} of "
+                              f"{self.source} (rows or feature columns differ); rebuilding it",
+                              stacklevel=2)
+                return None
+        return graph
 
     def excluded_columns(self) -> dict[str, list[str]]:
         """The task's hidden target plus the configured exclusions, per table."""
@@ -136,7 +180,16 @@ class RelationalDataModule(L.LightningDataModule):
             )
         return self.seeds[split]
 
+    def prepare_data(self) -> None:
+        """Runs in one process per machine before any process's
+        :meth:`setup`: builds the graph there, so that the feature cache is
+        written once and the other processes only read it."""
+        self.prepare_graph()
+
     def setup(self, stage: str | None = None) -> None:
+        trainer = self.trainer
+        if trainer is not None and trainer.strategy.root_device.type == "cpu":
+            share_cpu_threads(trainer.num_devices)  # processes on this machine
         self.prepare_graph()
         wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",),
                   "predict": (self.predict_split,)}
@@ -144,29 +197,51 @@ class RelationalDataModule(L.LightningDataModule):
             self.split_seeds(split)
 
     # -- loaders -------------------------------------------------------------
-    def loader(self, seeds: Seeds, shuffle: bool) -> NodeLoader:
-        """A NodeLoader over ``seeds`` driven by rdl's temporal sampler."""
+    def loader(self, seeds: Seeds, train: bool = False) -> NodeLoader:
+        """A NodeLoader over this process's shard of ``seeds``, driven by
+        rdl's temporal sampler. ``train`` reshuffles every epoch and gives
+        all processes equally many seeds; otherwise every seed is served
+        exactly once, in order. Batches carry each seed's row in ``seeds``."""
         graph = self.prepare_graph()
+        rank, world_size = self._process()
         sampler = TemporalNeighborSampler(graph, self.num_neighbors, strategy=self.strategy,
                                           seed=self.seed)
         return NodeLoader(
             graph, node_sampler=sampler, input_nodes=(self.entity_type, seeds.node),
-            input_time=seeds.time, batch_size=self.batch_size, shuffle=shuffle,
+            input_time=seeds.time, batch_size=self.batch_size,
+            sampler=ShardSampler(len(seeds), rank, world_size, train=train, seed=self.seed),
             num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
             transform=AttachLabels(seeds, self.entity_type, self.batch_transform),
         )
 
+    def split_loader(self, split: str) -> NodeLoader:
+        """The loader of ``split``; evaluated splits need a seed per process
+        (a process without any could not take part in reducing the metrics)."""
+        seeds = self.split_seeds(split)
+        _, world_size = self._process()
+        if split != "train" and len(seeds) < world_size:
+            raise ValueError(f"The {split} split has {len(seeds)} seeds, fewer than the "
+                             f"{world_size} processes; run it in fewer processes (trainer.devices, "
+                             "trainer.num_nodes)")
+        return self.loader(seeds, train=split == "train")
+
     def train_dataloader(self) -> NodeLoader:
-        return self.loader(self.split_seeds("train"), shuffle=True)
+        return self.split_loader("train")
 
     def val_dataloader(self) -> NodeLoader:
-        return self.loader(self.split_seeds("val"), shuffle=False)
+        return self.split_loader("val")
 
     def test_dataloader(self) -> NodeLoader:
-        return self.loader(self.split_seeds("test"), shuffle=False)
+        return self.split_loader("test")
 
     def predict_dataloader(self) -> NodeLoader:
-        return self.loader(self.split_seeds(self.predict_split), shuffle=False)
+        return self.split_loader(self.predict_split)
+
+    def _process(self) -> tuple[int, int]:
+        """This process's global rank and the number of processes."""
+        if self.trainer is None:
+            return 0, 1
+        return self.trainer.global_rank, self.trainer.world_size
 
 
 def excluded_columns(task: Task, extra: dict[str, list[str]] | None) -> dict[str, list[str]]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 
 import lightning as L
 import torch
@@ -28,6 +29,13 @@ class RelationalTask(L.LightningModule):
     The model is built in :meth:`configure_model` from the data module's graph
     (or, when loading a checkpoint, from the description stored in it), so a
     config only states the model's own settings.
+
+    Under DDP, epoch-level values are reduced over all processes: the metrics
+    are torchmetrics objects (AUROC and AP gather every prediction), the
+    losses are seed-weighted means, and ``train_seeds`` sums the training
+    seeds seen per epoch. ``train_loss`` per step is the first process's.
+    ``epoch_seconds`` is the wall time of each training epoch (sampling
+    included, validation excluded).
 
     Args:
         channels (int): Hidden channels. (default: :obj:`64`)
@@ -134,7 +142,15 @@ class RelationalTask(L.LightningModule):
     def training_step(self, batch: LabeledBatch, batch_idx: int) -> Tensor:
         loss, _ = self._loss_and_predictions(batch, self(batch))
         self.log("train_loss", loss, batch_size=batch.num_seeds, prog_bar=True)
+        self.log("train_seeds", float(batch.num_seeds), reduce_fx="sum", on_step=False,
+                 on_epoch=True, sync_dist=True, batch_size=batch.num_seeds)
         return loss
+
+    def on_train_epoch_start(self) -> None:
+        self._epoch_started = time.perf_counter()
+
+    def on_train_epoch_end(self) -> None:
+        self.log("epoch_seconds", time.perf_counter() - self._epoch_started)
 
     def validation_step(self, batch: LabeledBatch, batch_idx: int) -> None:
         self._evaluate(batch, "val")
@@ -154,15 +170,17 @@ class RelationalTask(L.LightningModule):
 
     def _evaluate(self, batch: LabeledBatch, stage: str) -> None:
         loss, predictions = self._loss_and_predictions(batch, self(batch))
-        self.log(f"{stage}_loss", loss, batch_size=batch.num_seeds, prog_bar=stage == "val")
+        self.log(f"{stage}_loss", loss, batch_size=batch.num_seeds, prog_bar=stage == "val",
+                 sync_dist=True)
         target = self._metric_target(batch)
         for metric in self.metrics[stage].values():
             metric.update(predictions, target)
 
     def _log_metrics(self, stage: str) -> None:
+        # Logged as Metric objects: Lightning computes them (torchmetrics syncs
+        # their states across processes) and resets them after the epoch.
         for name, metric in self.metrics[stage].items():
-            self.log(metric_key(stage, name), metric.compute(), prog_bar=True)
-            metric.reset()
+            self.log(metric_key(stage, name), metric, prog_bar=True)
 
     def _metric_target(self, batch: LabeledBatch) -> Tensor:
         task_type = self.info.task_type

@@ -42,6 +42,7 @@ def test_fit_writes_best_and_last_checkpoints_with_safe_contents(trained):
     assert checkpoint["rdl"]["task_type"] == "binary"
     metrics = pd.read_csv(trained / "runs/csv/version_0/metrics.csv")
     assert metrics["val_auroc"].notna().sum() == 3
+    assert (metrics["epoch_seconds"].dropna() > 0).sum() == 3  # one wall time per epoch
 
 
 def test_trained_model_beats_the_trivial_predictor(trained):

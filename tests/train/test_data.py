@@ -1,6 +1,8 @@
 """RelationalDataModule: seeds, labels and exclusions line up with the task tables."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pandas as pd
 import pytest
 import torch
@@ -8,6 +10,7 @@ import torch_frame
 
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule
+from tests.graph.test_store import backing_file, mapped_files
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,7 @@ def test_seeds_match_the_task_table(cancellation, flights_db):
 
 def test_loader_batches_carry_each_seeds_own_label(cancellation):
     seeds = cancellation.split_seeds("val")
-    for batch in cancellation.loader(seeds, shuffle=True):
+    for batch in cancellation.loader(seeds, train=True):
         assert torch.equal(batch.y, seeds.label[batch.position])
         assert torch.equal(batch.inputs["flights"].n_id[: batch.num_seeds], seeds.node[batch.position])
 
@@ -51,7 +54,7 @@ def test_recommendation_labels_are_gathered_per_seed(tmp_path):
     seeds = datamodule.split_seeds("val")
     table = task.table(datamodule.db, "val").set_index("tailnum")["label"]
     airports = datamodule.graph.key_index["airports"]
-    for batch in datamodule.loader(seeds, shuffle=True):
+    for batch in datamodule.loader(seeds, train=True):
         for row, position in enumerate(batch.position.tolist()):
             got = sorted(airports.take(batch.y[batch.y_seed == row].numpy()))
             assert got == sorted(table[seeds.ids[position]])
@@ -62,3 +65,39 @@ def test_unknown_predict_split_is_rejected():
                 val_timestamp="2013-10-01", test_timestamp="2013-11-01")
     with pytest.raises(ValueError, match="predict_split='future' is not one of"):
         RelationalDataModule("nycflights13", task, predict_split="future")
+
+
+def test_evaluated_splits_need_a_seed_per_process(cancellation, monkeypatch):
+    seeds = len(cancellation.split_seeds("val"))
+    monkeypatch.setattr(cancellation, "trainer", SimpleNamespace(global_rank=0, world_size=seeds + 1))
+    with pytest.raises(ValueError, match=f"val split has {seeds} seeds, fewer than the {seeds + 1} "):
+        cancellation.val_dataloader()
+    assert len(cancellation.train_dataloader().sampler) == 1  # padded: every process trains
+
+
+def test_graph_file_is_built_once_then_mapped_and_rebuilt_when_stale(tmp_path):
+    task = Task(query="PREDICT flights.dep_time IS NULL FOR EACH flights._pk",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    graph_file = tmp_path / "graph.pt"
+
+    def module(**extra):
+        return RelationalDataModule("nycflights13", task, graph_file=str(graph_file),
+                                    cache_dir=str(tmp_path / "cache"), **extra)
+
+    built = module().prepare_graph()
+    assert graph_file.is_file()
+    first_write = graph_file.stat().st_mtime_ns
+    mapped = module().prepare_graph()
+    assert graph_file.stat().st_mtime_ns == first_write  # reused, not rebuilt
+    time = mapped["flights"].time
+    assert backing_file(time, mapped_files()) == str(graph_file)  # the file's pages
+    assert torch.equal(time, built["flights"].time)
+    for nt in built.node_types:
+        if "tf" in built[nt]:
+            for st, x in built[nt].tf.feat_dict.items():
+                assert torch.equal(torch.nan_to_num(mapped[nt].tf.feat_dict[st], -1.0),
+                                   torch.nan_to_num(x, -1.0))
+    with pytest.warns(UserWarning, match="does not match table 'flights'"):
+        rebuilt = module(exclude_columns={"flights": ["arr_time"]}).prepare_graph()
+    assert "arr_time" not in rebuilt["flights"].tf.col_names_dict[torch_frame.numerical]
+    assert graph_file.stat().st_mtime_ns != first_write
