@@ -57,6 +57,11 @@ def loader(data, seed_type, model, args, generator):
 
 def bench(name: str, args) -> dict:
     data, seed_type = load(name)
+    return bench_graph(data, seed_type, name, args)
+
+
+def bench_graph(data, seed_type: str, name: str, args) -> dict:
+    """Eager vs compiled training steps on ``data`` with seeds of ``seed_type``."""
     torch.manual_seed(0)
     model = RelationalModel(data, seed_type=seed_type, task_type="binary",
                             channels=args.channels, num_layers=len(args.num_neighbors),
