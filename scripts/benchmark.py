@@ -52,8 +52,14 @@ class Dataset:
 # -- child processes: one fresh interpreter per memory measurement -------------
 CHILD_PRELUDE = """
 import json, re, sys, time
+def status_mib(field):
+    return int(re.search(field + r":\\s+(\\d+)", open("/proc/self/status").read()).group(1)) / 1024
 def vm_hwm_mib():
-    return int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) / 1024
+    return status_mib("VmHWM")
+def start_phase():
+    # Resets the peak (VmHWM) to the current RSS, so that a phase's peak is its own.
+    open("/proc/self/clear_refs", "w").write("5")
+    return status_mib("VmRSS")
 """
 
 CHILDREN = {
@@ -75,7 +81,7 @@ torch.set_num_threads(ARGS["threads"])
 from rdl.db import Database
 from rdl.graph import build_graph
 db = Database.load(ARGS["saved"])
-loaded = vm_hwm_mib()
+loaded = start_phase()
 start = time.perf_counter()
 graph = build_graph(db)
 seconds = time.perf_counter() - start
@@ -161,9 +167,12 @@ def fit_gnn(config: str, source: str, workdir: Path, args) -> dict:
     metrics = pd.read_csv(run / "metrics.csv")
     val_cols = [c for c in metrics.columns if c.startswith("val_") and c != "val_loss"]
     per_epoch = metrics.dropna(subset=val_cols[:1]).groupby("epoch")[val_cols].last()
+    import torch
+
+    best = run / "checkpoints/best.ckpt"
+    best_epoch = int(torch.load(best, weights_only=True, map_location="cpu")["epoch"])
     epoch_seconds = (metrics.dropna(subset=["epoch_seconds"])["epoch_seconds"].tolist()
                      if "epoch_seconds" in metrics else [fit_seconds / args.epochs])
-    best = run / "checkpoints/best.ckpt"
     done = subprocess.run(rdl + ["test", *common, "--ckpt_path", str(best)],
                           cwd=workdir, capture_output=True, text=True)
     if done.returncode != 0:
@@ -171,10 +180,10 @@ def fit_gnn(config: str, source: str, workdir: Path, args) -> dict:
     newest = max((workdir / "runs/csv").glob("version_*"),
                  key=lambda p: int(p.name.split("_")[1]))
     test = pd.read_csv(newest / "metrics.csv").filter(like="test_").dropna(how="all")
-    best_epoch = int(per_epoch[val_cols[0]].idxmax()) if not per_epoch.empty else None
     return {
         "val_per_epoch": {c: per_epoch[c].tolist() for c in val_cols},
-        "val": per_epoch.loc[best_epoch].to_dict() if best_epoch is not None else {},
+        "val": per_epoch.loc[best_epoch].to_dict(),
+        "best_epoch": best_epoch,
         "test": test.iloc[-1].dropna().to_dict(),
         "epoch_seconds": epoch_seconds,
         "fit_seconds": fit_seconds,
