@@ -239,6 +239,23 @@ def datasets(args) -> list[Dataset]:
 
 
 def measure(ds: Dataset, args) -> None:
+    if args.reuse:  # stage measurements from an earlier run; train the tasks again
+        ds.results = {k: v for k, v in json.loads(Path(args.reuse).read_text())["datasets"]
+                      [ds.name].items() if k != "tasks"}
+    else:
+        measure_stages(ds, args)
+    if not ds.train:
+        return
+    for config in ds.configs:
+        print(f"[{ds.name}] {config}: rdl fit + test ...", flush=True)
+        gnn = fit_gnn(config, ds.source, Path(args.data_dir) / "runs" / config, args)
+        print(f"[{ds.name}] {config}: LightGBM baseline ...", flush=True)
+        ds.results.setdefault("tasks", {})[config] = {"gnn": gnn,
+                                                      "baseline": fit_baseline(config, ds.source,
+                                                                               args)}
+
+
+def measure_stages(ds: Dataset, args) -> None:
     saved = str(Path(args.data_dir) / "saved" / re.sub(r"\W+", "_", ds.name))
     common = dict(saved=saved, threads=args.threads, seed_table=ds.seed_table,
                   num_neighbors=[16, 16], name=ds.name)
@@ -255,15 +272,6 @@ def measure(ds: Dataset, args) -> None:
                                                saved=saved)
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             ds.results["relbench"] = {"error": str(exc).splitlines()[-1]}
-    if not ds.train:
-        return
-    for config in ds.configs:
-        print(f"[{ds.name}] {config}: rdl fit + test ...", flush=True)
-        gnn = fit_gnn(config, ds.source, Path(args.data_dir) / "runs" / config, args)
-        print(f"[{ds.name}] {config}: LightGBM baseline ...", flush=True)
-        ds.results.setdefault("tasks", {})[config] = {"gnn": gnn,
-                                                      "baseline": fit_baseline(config, ds.source,
-                                                                               args)}
 
 
 def main() -> None:
@@ -280,6 +288,8 @@ def main() -> None:
                         help="a Python with relbench installed, for the graph-building reference")
     parser.add_argument("--data-dir", default=str(Path.home() / ".cache/rdl/benchmark"))
     parser.add_argument("--out", default=str(ROOT / "benchmarks"))
+    parser.add_argument("--reuse", metavar="RESULTS.json",
+                        help="take the stage measurements from an earlier run, train again")
     args = parser.parse_args()
     args.train_size = args.train_size or args.sizes[0]
     found = datasets(args)

@@ -14,12 +14,20 @@ from rdl.tasks import types
 from rdl.train.distributed import gather_on_rank_zero
 
 
-def monitored_metric(module: L.LightningModule) -> tuple[str, str]:
-    """The validation metric to select models by, and whether higher is better."""
+def monitored_metric(trainer: L.Trainer, module: L.LightningModule) -> tuple[str, str]:
+    """The validation metric to select models by, and whether higher is better.
+
+    Callbacks are set up before the module builds its model (and its
+    ``info``), so a new run reads the task from the data module, which has
+    already checked it against the database."""
     from rdl.train.module import HIGHER_IS_BETTER, metric_key
 
-    task = module.info.make_task()
-    name = (task.metrics or types.DEFAULT_METRICS[module.info.task_type])[0]
+    if module.info is not None:
+        task, task_type = module.info.make_task(), module.info.task_type
+    else:
+        task = trainer.datamodule.task
+        task_type = task.task_type
+    name = (task.metrics or types.DEFAULT_METRICS[task_type])[0]
     base = name.split("@")[0]
     return metric_key("val", name), "max" if base in HIGHER_IS_BETTER else "min"
 
@@ -35,9 +43,9 @@ class TaskCheckpoint(ModelCheckpoint):
         super().__init__(dirpath=dirpath, filename="best", save_last=True, save_top_k=1)
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
-        if stage == "fit" and pl_module.info is not None:
-            self.monitor, self.mode = monitored_metric(pl_module)
-            self._init_monitor_mode(self.mode)
+        if stage == "fit":
+            self.monitor, self.mode = monitored_metric(trainer, pl_module)
+            self.kth_value = torch.tensor(torch.inf if self.mode == "min" else -torch.inf)
         super().setup(trainer, pl_module, stage)
 
 
@@ -53,10 +61,9 @@ class TaskEarlyStopping(EarlyStopping):
         super().__init__(monitor="val_loss", patience=patience)
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
-        if stage == "fit" and pl_module.info is not None:
-            self.monitor, mode = monitored_metric(pl_module)
-            self.mode = mode
-            self.monitor_op = torch.gt if mode == "max" else torch.lt
+        if stage == "fit":
+            self.monitor, mode = monitored_metric(trainer, pl_module)
+            self.mode = mode  # monitor_op follows the mode
             self.best_score = torch.tensor(-np.inf if mode == "max" else np.inf)
         super().setup(trainer, pl_module, stage)
 

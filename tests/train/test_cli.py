@@ -45,6 +45,15 @@ def test_fit_writes_best_and_last_checkpoints_with_safe_contents(trained):
     assert (metrics["epoch_seconds"].dropna() > 0).sum() == 3  # one wall time per epoch
 
 
+def test_best_checkpoint_is_the_epoch_with_the_best_validation_auroc(trained):
+    metrics = pd.read_csv(trained / "runs/csv/version_0/metrics.csv")
+    per_epoch = metrics.dropna(subset=["val_auroc"]).groupby("epoch")["val_auroc"].last()
+    best = torch.load(checkpoints(trained)["best"], weights_only=True)
+    assert best["epoch"] == per_epoch.idxmax()
+    monitors = [key for key in best["callbacks"] if "'monitor': 'val_auroc'" in key]
+    assert len(monitors) == 2  # the checkpoint and early stopping both follow the task's metric
+
+
 def test_trained_model_beats_the_trivial_predictor(trained):
     metrics = pd.read_csv(trained / "runs/csv/version_0/metrics.csv")
     # a constant (majority-class) score has AUROC 0.5 and accuracy = majority share
