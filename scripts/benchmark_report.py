@@ -41,7 +41,10 @@ def section_machine(raw: dict) -> str:
             f"Python {m['python']}, rdl commit `{m['rdl_commit']}`.\n\n{versions}.\n\n"
             f"Run: `python scripts/benchmark.py --sizes {' '.join(args['sizes'])} "
             f"--epochs {args['epochs']}` ({args['threads']} intra-op thread(s) per measurement; "
-            "each memory figure is the peak RSS of a fresh process).")
+            "each memory figure is the peak RSS of a fresh process)."
+            + (f" The stage measurements (ingest to training step) were taken from "
+               f"`{args['reuse']}`, an earlier run of the same script on the same machine; the "
+               "tasks were trained again." if args.get("reuse") else ""))
 
 
 def section_ingest(sets: dict) -> str:
@@ -104,7 +107,7 @@ def task_rows(sets: dict) -> tuple[list[list], list[str]]:
                                  sum(gnn["epoch_seconds"]) / len(gnn["epoch_seconds"])])
             metric = next(iter(base["metrics"]["test"]))
             ours = {k.removeprefix("test_"): v for k, v in gnn["test"].items()}.get(logged(metric))
-            if metric == "auroc" and not base.get("event_level") and ours is not None:
+            if metric == "auroc" and base.get("entity_level") and ours is not None:
                 gap = (ours - base["metrics"]["test"][metric]) * 100
                 verdicts.append(f"- {name} / {config}: test AUROC {ours:.3f} vs LightGBM "
                                 f"{base['metrics']['test'][metric]:.3f}: {gap:+.1f} points "
