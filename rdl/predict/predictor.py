@@ -48,7 +48,8 @@ class Predictor:
     @classmethod
     def from_checkpoint(cls, path: str | Path, database: str | Database | None = None, *,
                         schema: str | dict | None = None, num_neighbors: list[int] | None = None,
-                        batch_size: int = 256) -> Predictor:
+                        batch_size: int = 256,
+                        upto: str | pd.Timestamp | None = None) -> Predictor:
         r"""Loads a checkpoint written by ``rdl fit`` (safely: ``weights_only``).
 
         Args:
@@ -60,6 +61,10 @@ class Predictor:
             num_neighbors (list[int], optional): Fan-outs; default ``[16, 16]``
                 trimmed to the model's depth.
             batch_size (int): Entities per forward pass. (default: :obj:`256`)
+            upto (str or Timestamp, optional): Read only rows up to this time
+                (filtered inside the database where it can be), for a large
+                database and predictions at or before ``upto``; answers equal
+                those from the whole database. (default: :obj:`None`)
         """
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
         if CHECKPOINT_KEY not in checkpoint:
@@ -70,11 +75,11 @@ class Predictor:
         module.build(info)
         module.load_state_dict(checkpoint["state_dict"])
         if isinstance(database, Database):
-            db = database
+            db = database if upto is None else database.upto(upto)
         else:
             source = database if database is not None else info.data["source"]
             db = connect(source, schema=schema if schema is not None else info.data.get("schema"),
-                         sql_schema=info.data.get("sql_schema"))
+                         sql_schema=info.data.get("sql_schema"), upto=upto)
         excluded = excluded_columns(info.make_task(), info.data.get("exclude_columns"))
         _check_same_schema(db, info, excluded)
         graph = build_graph(db, exclude_columns=excluded, col_stats_dict=info.spec.col_stats_dict)

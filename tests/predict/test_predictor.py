@@ -54,6 +54,17 @@ def test_a_newer_database_gives_the_same_answer_as_the_past_one(binary_checkpoin
                                past.predict(PLANES, at)["prediction"], rtol=1e-5, atol=1e-6)
 
 
+def test_reading_only_rows_up_to_a_time_gives_the_same_answer(binary_checkpoint, predictor,
+                                                              tmp_path, flights_db):
+    at = "2013-07-15"
+    flights_db.save(tmp_path / "saved")  # read back through connect(), with the cut pushed down
+    cut = rdl.Predictor.from_checkpoint(binary_checkpoint, database=str(tmp_path / "saved"),
+                                        upto=at)
+    assert cut.db.max_time <= pd.Timestamp(at) < flights_db.max_time
+    np.testing.assert_allclose(predictor.predict(PLANES, at)["prediction"],
+                               cut.predict(PLANES, at)["prediction"], rtol=1e-5, atol=1e-6)
+
+
 def test_evaluate_reports_the_tasks_metrics(predictor):
     metrics = predictor.evaluate("val")
     assert {"auroc", "average_precision", "accuracy", "f1"} <= set(metrics)
