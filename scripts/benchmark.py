@@ -218,12 +218,6 @@ def machine() -> dict:
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
-def parse_size(text: str) -> int:
-    """``100k``, ``1M``, ``30M`` or a plain integer."""
-    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1].lower(), 1)
-    return int(float(text[:-1] if scale > 1 else text) * scale)
-
-
 def datasets(args) -> list[Dataset]:
     from rdl.datasets import synthetic_retail
 
@@ -232,7 +226,8 @@ def datasets(args) -> list[Dataset]:
         folder = Path(args.data_dir) / f"retail_{size}"
         if not folder.is_dir():
             print(f"generating the synthetic retail database with {size} transactions ...")
-            synthetic_retail.generate(folder, transactions=parse_size(size), seed=0)
+            synthetic_retail.generate(folder, seed=0,
+                                      transactions=synthetic_retail.parse_count(size))
         found.append(Dataset(f"retail {size}", str(folder), RETAIL_CONFIGS, "transactions",
                              size == args.train_size))
     return found

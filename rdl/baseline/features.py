@@ -69,7 +69,6 @@ def excluded_columns(db: Database, task: Task,
         BaselineError: :obj:`extra` names a table or column that is not a
             feature column of :obj:`db`.
     """
-    merged = {t: list(cols) for t, cols in task.hidden_columns.items()}
     for table, cols in (extra or {}).items():
         if table not in db:
             raise BaselineError(f"exclude_columns names table {table!r}, which is not in the "
@@ -80,8 +79,7 @@ def excluded_columns(db: Database, task: Task,
                 f"exclude_columns names {unknown}, which are not feature columns of table "
                 f"{table!r}; its features are {sorted(db[table].stypes)}"
             )
-        merged.setdefault(table, []).extend(c for c in cols if c not in merged[table])
-    return merged
+    return task.excluded_columns(extra)
 
 
 def visible_columns(table: Table, hidden: list[str]) -> Visible:

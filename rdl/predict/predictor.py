@@ -12,7 +12,7 @@ from rdl.db import Database, connect
 from rdl.graph import build_graph, to_unix_seconds
 from rdl.tasks import types
 from rdl.train.callbacks import prediction_frame
-from rdl.train.data import RelationalDataModule, excluded_columns
+from rdl.train.data import RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo
 from rdl.train.module import RelationalTask
 from rdl.train.seeds import Seeds, node_indices
@@ -80,7 +80,7 @@ class Predictor:
             source = database if database is not None else info.data["source"]
             db = connect(source, schema=schema if schema is not None else info.data.get("schema"),
                          sql_schema=info.data.get("sql_schema"), upto=upto)
-        excluded = excluded_columns(info.make_task(), info.data.get("exclude_columns"))
+        excluded = info.make_task().excluded_columns(info.data.get("exclude_columns"))
         _check_same_schema(db, info, excluded)
         graph = build_graph(db, exclude_columns=excluded, col_stats_dict=info.spec.col_stats_dict)
         fanout = num_neighbors or [16] * max(module.model.num_layers, 1)

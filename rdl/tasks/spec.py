@@ -171,6 +171,15 @@ class Task:
             return {}
         return {self._ast.table: sorted({c.column for c in columns(self._ast.target)})}
 
+    def excluded_columns(self, extra: dict[str, list[str]] | None = None
+                         ) -> dict[str, list[str]]:
+        """Feature columns no model may see: :attr:`hidden_columns` plus
+        ``extra`` (a config's ``exclude_columns``), per table, without repeats."""
+        merged = {t: list(cols) for t, cols in self.hidden_columns.items()}
+        for table, cols in (extra or {}).items():
+            merged.setdefault(table, []).extend(c for c in cols if c not in merged[table])
+        return merged
+
     @property
     def top_k(self) -> int | None:
         """``k`` of ``RANK TOP k`` for recommendation, else ``None``."""

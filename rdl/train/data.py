@@ -148,7 +148,7 @@ class RelationalDataModule(L.LightningDataModule):
 
     def excluded_columns(self) -> dict[str, list[str]]:
         """The task's hidden target plus the configured exclusions, per table."""
-        return excluded_columns(self.task, self.exclude_columns)
+        return self.task.excluded_columns(self.exclude_columns)
 
     def data_description(self) -> dict:
         """Source and schema (the file's content, so a checkpoint needs no file)."""
@@ -242,15 +242,6 @@ class RelationalDataModule(L.LightningDataModule):
         if self.trainer is None:
             return 0, 1
         return self.trainer.global_rank, self.trainer.world_size
-
-
-def excluded_columns(task: Task, extra: dict[str, list[str]] | None) -> dict[str, list[str]]:
-    """Feature columns the model must not see: ``task``'s hidden target plus
-    ``extra`` (a config's ``exclude_columns``), per table, without repeats."""
-    merged = {t: list(cols) for t, cols in task.hidden_columns.items()}
-    for table, cols in (extra or {}).items():
-        merged.setdefault(table, []).extend(c for c in cols if c not in merged[table])
-    return merged
 
 
 @dataclass
