@@ -5,6 +5,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+import sqlalchemy as sa
 
 from rdl.db.database import METADATA_FILE, Database, dropped_features
 from rdl.db.duckdb_source import DuckDBSource, duckdb_path
@@ -119,7 +120,8 @@ def open_source(source: str, sql_schema: str | None = None) -> Source:
     if (db_file := duckdb_path(source)) is not None:
         return DuckDBSource(db_file, sql_schema)
     if path.is_file() and path.suffix in (".db", ".sqlite", ".sqlite3"):
-        return SQLSource(f"sqlite:///{path}", sql_schema)
+        # Built, not formatted: '#', '?' and '%' in a file name are not URL syntax here.
+        return SQLSource(sa.URL.create("sqlite", database=str(path)), sql_schema)
     if "://" in source:
         return SQLSource(source, sql_schema)
     raise SourceError(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
+from rdl.db.files import inside, table_file_name
 from rdl.db.issues import DataIssue, SchemaError, SourceError
 from rdl.db.table import Table
 
@@ -96,14 +97,17 @@ class Database:
         }
 
     def save(self, path: str | Path) -> None:
-        """Writes one parquet file per table plus ``rdl_metadata.json``."""
+        """Writes one parquet file per table plus ``rdl_metadata.json``, which
+        maps each table name to its file (see :func:`rdl.db.files.table_file_name`)."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
+        files = {t.name: table_file_name(t.name, ".parquet") for t in self}
         for table in self:
-            table.df.to_parquet(path / f"{table.name}.parquet", index=False)
+            table.df.to_parquet(inside(path, files[table.name]), index=False)
         meta = {
             "format_version": FORMAT_VERSION,
             "source": self.source,
+            "files": files,
             "tables": [t.metadata() for t in self],
             "issues": [i.to_dict() for i in self.issues],
         }
@@ -142,7 +146,8 @@ class Database:
         tables = {}
         for tm in meta["tables"]:
             name, time, dropped = tm["name"], tm["time_column"], pruned[tm["name"]]
-            file = path / f"{name}.parquet"
+            # Folders saved before "files" existed named each file after its table.
+            file = inside(path, meta.get("files", {}).get(name, f"{name}.parquet"))
             filters = None
             if upto is not None and time is not None:
                 filters = [(time, "<=", pd.Timestamp(upto))]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator
+from pathlib import Path
 
 import pyarrow as pa
 import sqlalchemy as sa
@@ -27,7 +28,7 @@ _DEFAULT_DRIVERS = {
 }
 
 
-def create_readonly_engine(url: str) -> sa.Engine:
+def create_readonly_engine(url: str | sa.URL) -> sa.Engine:
     """Creates an engine whose connections refuse writes where possible."""
     try:
         parsed = sa.make_url(url)
@@ -43,10 +44,16 @@ def create_readonly_engine(url: str) -> sa.Engine:
         path = parsed.database
         if not path or path == ":memory:":
             raise SourceError("An in-memory SQLite URL has no tables to read; give a file path.")
+        if not Path(path).is_file():
+            raise SourceError(f"No SQLite database file at {path!r} (unable to open database "
+                              "file); check the path. rdl never creates one.")
         import sqlite3
 
+        # A quoted file: URI, so that '#', '?' and '%' in the path stay part of it.
+        uri = f"{Path(path).absolute().as_uri()}?mode=ro"
+
         def creator() -> sqlite3.Connection:
-            return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            return sqlite3.connect(uri, uri=True)
 
         kwargs["creator"] = creator
     elif backend == "postgresql" and parsed.get_driver_name() in ("psycopg", "psycopg2"):
@@ -92,14 +99,15 @@ class SQLSource:
     reading.
 
     Args:
-        url (str): SQLAlchemy URL.
+        url (str or sqlalchemy.URL): SQLAlchemy URL.
         sql_schema (str, optional): Schema (namespace) to read.
             (default: the connection's default)
         chunk_rows (int): Rows per fetch on the generic path.
             (default: :obj:`65536`)
     """
 
-    def __init__(self, url: str, sql_schema: str | None = None, chunk_rows: int = 65_536) -> None:
+    def __init__(self, url: str | sa.URL, sql_schema: str | None = None,
+                 chunk_rows: int = 65_536) -> None:
         self.engine = create_readonly_engine(url)
         self.shown = self.engine.url.render_as_string(hide_password=True)
         self.sql_schema = sql_schema

@@ -17,6 +17,7 @@ from torch_frame.config.text_embedder import TextEmbedderConfig
 from torch_frame.data import Dataset
 from torch_frame.data.stats import StatType, compute_col_stats
 
+from rdl.db.files import table_path
 from rdl.db.table import Table
 from rdl.graph import encode
 from rdl.graph.frame_io import load_frame, save_frame
@@ -74,7 +75,7 @@ def materialize_table(
     path = key = None
     if cache_dir is not None and col_stats is None:
         key = _cache_key(columns, stypes, embedder)
-        path = Path(cache_dir) / f"{table.name}.frame.pt"
+        path = table_path(cache_dir, table.name, ".frame.pt")
         if path.is_file():
             try:
                 return load_frame(path, key)

@@ -84,6 +84,11 @@ from rdl.tasks.nodes import (
 )
 from rdl.tasks.tokens import Token, tokenize
 
+# Deepest nesting of parentheses, NOT and WHERE inside aggregates: far beyond
+# written queries, and far inside Python's recursion limit for every later pass.
+MAX_DEPTH = 50
+
+
 class _Parser:
     """Recursive-descent parser over the token list; one instance per query."""
 
@@ -91,6 +96,7 @@ class _Parser:
         self.text = text
         self.tokens = tokenize(text)
         self.i = 0
+        self.depth = 0
 
     # Token helpers ---------------------------------------------------------
     @property
@@ -125,6 +131,12 @@ class _Parser:
         tok = self.tok
         self.i += 1
         return tok
+
+    def deeper(self, pos: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise QueryError(f"The query is nested too deeply (over {MAX_DEPTH} levels of "
+                             "parentheses, NOT or WHERE); write it flatter", self.text, pos)
 
     def name(self, what: str) -> Token:
         if self.tok.kind not in ("word", "qword"):
@@ -164,7 +176,10 @@ class _Parser:
         return Query(target, table.value, column.value, where, top_k, self.text, table.pos)
 
     def condition(self) -> Expr:
-        return self._logical("OR", self._and)
+        self.deeper(self.tok.pos)
+        expr = self._logical("OR", self._and)
+        self.depth -= 1
+        return expr
 
     def _and(self) -> Expr:
         return self._logical("AND", self._not)
@@ -180,7 +195,10 @@ class _Parser:
     def _not(self) -> Expr:
         if self.is_kw("NOT"):
             pos = self.advance().pos
-            return Not(self._not(), pos)
+            self.deeper(pos)
+            expr = Not(self._not(), pos)
+            self.depth -= 1
+            return expr
         return self._predicate()
 
     def _predicate(self) -> Expr:

@@ -67,8 +67,14 @@ def parse_timedelta(value: str | pd.offsets.BaseOffset | pd.Timedelta,
     else:
         raise TaskError(f"{name}={value!r} is not a duration; write e.g. '30d', '12h' or '1mo'")
     probe = pd.Timestamp("2000-01-01")
-    if probe + offset <= probe:
+    try:
+        later = probe + offset
+    except (OverflowError, ValueError):  # past pandas' timestamps (OutOfBoundsDatetime)
+        later = pd.Timestamp.max
+    if later <= probe:
         raise TaskError(f"{name}={value!r} must be a positive duration")
+    if later > probe + pd.DateOffset(years=100):
+        raise TaskError(f"{name}={value!r} is too long; give at most 100 years")
     return offset
 
 

@@ -165,7 +165,9 @@ def _binary(label: pd.Series) -> pd.Series:
 
 
 def check_split_table(df: pd.DataFrame, task_type: str, split: str) -> None:
-    """Raises when a split's label table is empty or, for binary tasks, one-class."""
+    """Raises when a split's label table is empty or, for binary tasks, one-class;
+    also when a regression training split has one label value only, which
+    gives a model nothing to learn (a small val/test split may be constant)."""
     if df.empty:
         dropped = df.attrs.get("dropped", {})
         raise TaskError(
@@ -178,4 +180,9 @@ def check_split_table(df: pd.DataFrame, task_type: str, split: str) -> None:
         raise TaskError(
             f"Every label of the {split} split is {only}: a binary task needs both classes. "
             "Change the threshold, the window or the split timestamps"
+        )
+    if task_type == types.REGRESSION and split == "train" and df["label"].nunique() < 2:
+        raise TaskError(
+            f"Every label of the train split is {df['label'].iloc[0]:g}: a regression task needs "
+            "labels that vary. Check the target column, the window or the split timestamps"
         )

@@ -14,6 +14,11 @@ from rdl.tasks.errors import QueryError
 from rdl.tasks.nodes import Aggregate, Query, aggregates
 
 
+# Farthest a window may reach from ``t``: 100 years, so that ``t + offset``
+# stays inside pandas' timestamps (1677-2262) for data of this era.
+MAX_WINDOW = {"days": 36_525, "hours": 876_600, "months": 1_200}
+
+
 def window_offset(amount: int, unit: str) -> pd.DateOffset:
     """The offset of ``amount`` query-language units (days, hours, months)."""
     return pd.DateOffset(**{unit: amount})
@@ -32,8 +37,13 @@ def window_starts(query: Query) -> list[pd.DateOffset]:
 
 
 def check_window(agg: Aggregate, role: str, query: Query) -> None:
-    """Window rules: non-empty; in the future for the target, in the past for ``WHERE``."""
-    if agg.end <= agg.start:
+    """Window rules: at most 100 years from ``t``; non-empty; in the future for the
+    target, in the past for ``WHERE``."""
+    if max(abs(agg.start), abs(agg.end)) > MAX_WINDOW[agg.unit]:
+        message = (f"Window ({agg.start}, {agg.end}] {agg.unit} of {agg.func} is too long: "
+                   f"it may reach at most {MAX_WINDOW[agg.unit]} {agg.unit} (100 years) from "
+                   "the prediction time")
+    elif agg.end <= agg.start:
         message = (f"Window ({agg.start}, {agg.end}] of {agg.func} is empty; the end must be "
                    "after the start")
     elif role == "target" and agg.start < 0:
