@@ -32,6 +32,8 @@ OPTIONS = (
     ("--num-threads", "num_threads", int, "threads for DuckDB and LightGBM (0: all cores)"),
     ("--max-seeds", "max_seeds", int, "at most this many label rows per split"),
     ("--seed", "seed", int, "seed for subsampling and LightGBM"),
+    ("--exclude-seen", "exclude_seen", str,
+     "recommendation: auto, true or false: leave out items the entity already had"),
     ("--source", "source", str, "database to read instead of the config's data.source"),
 )
 
@@ -63,6 +65,8 @@ def run_baseline_command(args: argparse.Namespace) -> int:
     from rdl.baseline.run import run_baseline
 
     overrides = {dest: getattr(args, dest) for _, dest, _, _ in OPTIONS}
+    if overrides["exclude_seen"] in ("true", "false"):
+        overrides["exclude_seen"] = overrides["exclude_seen"] == "true"
     try:
         result = run_baseline(args.config, **overrides)
     except (BaselineError, TaskError, SchemaError, SourceError, ImportError) as exc:
@@ -70,6 +74,8 @@ def run_baseline_command(args: argparse.Namespace) -> int:
         return 2
     print(f"{result.task_type} task, {result.num_features} features, rows "
           + ", ".join(f"{s} {n}" for s, n in result.rows.items()))
+    for note in result.notes:
+        print(note)
     print(result.format_table())
     print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items()))
     if args.output:

@@ -12,6 +12,8 @@ Reads the same YAML config as ``rdl fit`` (``task:`` and ``data:``; the
       num_leaves: 31
       early_stopping_rounds: 50
       num_threads: 0              # 0: all cores
+      exclude_seen: auto          # recommendation: leave out items the entity already had
+                                  # (auto: when < 5% of training positives were seen before)
 
 Label rows are exactly ``task.table(db, split)``, subsampled like the GNN's
 seeds when ``data.max_seeds`` is set (same ``random_state=data.seed``).
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +33,8 @@ from rdl.baseline import model
 from rdl.baseline.features import DEFAULT_WINDOWS, BaselineError, check_windows, compute_features
 from rdl.baseline.recommend import evaluate_ranking, recommend
 from rdl.tasks import SPLITS, Task, types
+from rdl.tasks.errors import TaskError
+from rdl.tasks.history import describe_exclude_seen, repeat_rate, resolve_exclude_seen
 
 DATA_KEYS = ("source", "schema", "sql_schema", "exclude_columns", "max_seeds", "seed")
 IMPORTANCE_TOP = 20
@@ -44,11 +49,15 @@ class BaselineOptions(model.BoosterSettings):
         hops: ``1`` or ``2`` foreign-key hops of aggregates.
         max_seeds: Keep at most this many label rows per split (random, as
             the GNN's data module does).
+        exclude_seen: Recommendation: never rank an item the entity already
+            had (``true``), rank its own past items first (``false``), or
+            decide by the training split's repeat rate (``auto``).
     """
 
     windows: tuple[float, ...] = DEFAULT_WINDOWS
     hops: int = 2
     max_seeds: int | None = None
+    exclude_seen: bool | str = "auto"
 
 
 @dataclass
@@ -70,6 +79,9 @@ class BaselineResult:
         best_iteration: Boosting rounds kept by early stopping.
         options: The settings used.
         predictions: Test split: entity key, timestamp, prediction.
+        repeat_rate: Recommendation: share of training positives the entity
+            already had.
+        notes: What was decided from the data, one line each.
     """
 
     task_type: str
@@ -84,6 +96,8 @@ class BaselineResult:
     best_iteration: int | None = None
     options: dict = field(default_factory=dict)
     predictions: pd.DataFrame | None = field(default=None, repr=False)
+    repeat_rate: float | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def num_features(self) -> int:
@@ -98,7 +112,7 @@ class BaselineResult:
             "num_features": self.num_features, "timings": self.timings,
             "feature_seconds": self.feature_seconds, "best_iteration": self.best_iteration,
             "importance_top20": [{"feature": n, "gain": g} for n, g in top],
-            "options": self.options,
+            "options": self.options, "repeat_rate": self.repeat_rate, "notes": self.notes,
         }
 
     def format_table(self) -> str:
@@ -182,6 +196,10 @@ def _options(settings: dict) -> BaselineOptions:
     _check_int("seed", options.seed, minimum=0)
     if options.hops not in (1, 2) or isinstance(options.hops, bool):
         raise BaselineError(f"baseline option hops={options.hops!r} must be 1 or 2")
+    try:
+        resolve_exclude_seen(options.exclude_seen, 0.0)
+    except TaskError as exc:
+        raise BaselineError(f"baseline option {exc}") from None
     if options.max_seeds is not None:
         _check_int("max_seeds", options.max_seeds, minimum=1)
     for name in ("learning_rate", "feature_fraction"):
@@ -272,10 +290,15 @@ def _run_recommendation(db, task: Task, tables: dict[str, pd.DataFrame],
     clock = time.perf_counter()
     item = db[task.item_table]
     item_keys = pd.Index(item.df[item.primary_key])
+    rate = repeat_rate(task, db, tables["train"]).rate
+    exclude = resolve_exclude_seen(options.exclude_seen, rate)
+    notes = [describe_exclude_seen(options.exclude_seen, rate, exclude)]
     metrics, trivial, test_items = {}, {}, None
     for split in ("val", "test"):
         labels = tables[split]
-        ranked = recommend(db, task, labels, threads=options.num_threads)
+        ranked = recommend(db, task, labels, exclude_seen=exclude, threads=options.num_threads)
+        if exclude:
+            _warn_if_all_excluded(repeat_rate(task, db, labels), split)
         popular = recommend(db, task, labels, popularity_only=True, threads=options.num_threads)
         metrics[split] = evaluate_ranking(ranked, labels["label"], item_keys, task.metrics,
                                           task.top_k)
@@ -286,7 +309,15 @@ def _run_recommendation(db, task: Task, tables: dict[str, pd.DataFrame],
     return BaselineResult(task.task_type, task.event_level, metrics, trivial,
                           {s: len(t) for s, t in tables.items()}, timings,
                           options=_plain(options),
-                          predictions=_prediction_frame(tables["test"], test_items))
+                          predictions=_prediction_frame(tables["test"], test_items),
+                          repeat_rate=rate, notes=notes)
+
+
+def _warn_if_all_excluded(repeats, split: str) -> None:
+    if repeats.positives and repeats.repeats == repeats.positives:
+        warnings.warn(f"Every correct item of the {split} split was already seen by its entity, "
+                      "and exclude_seen left them all out: the metrics are 0 by construction. "
+                      "Set baseline exclude_seen: false", stacklevel=4)
 
 
 def _targets(label: pd.Series, task_type: str, classes: list | None) -> np.ndarray:

@@ -4,16 +4,10 @@ from rdl.nn.compile import CompiledModel, CompileStats, compile_model
 from rdl.nn.encoder import HeteroEncoder, RelativeTimeEncoder
 from rdl.nn.gat import HeteroGATv2Conv
 from rdl.nn.gnn import GNNS, HeteroGNN
-from rdl.nn.heads import IDGNNHead, NodeHead, TwoTowerHead
+from rdl.nn.heads import IDGNNHead, NodeHead, SeenBonus, TwoTowerHead
 from rdl.nn.hgt import HGTLayer
 from rdl.nn.model import REC_HEADS, RelationalModel
-from rdl.nn.ranking import (
-    candidate_labels,
-    candidate_loss,
-    topk_candidates,
-    topk_items,
-    two_tower_loss,
-)
+from rdl.nn.ranking import mask_pairs, topk_items, two_tower_loss
 from rdl.nn.sage import HeteroSAGEConv
 from rdl.nn.spec import GraphSpec
 from rdl.nn.stype_encoders import DEFAULT_STYPE_ENCODERS, STYPE_ENCODERS
@@ -23,7 +17,6 @@ __all__ = [
     "BatchPacker", "CompileStats", "CompiledModel", "DEFAULT_STYPE_ENCODERS", "ENCODERS",
     "FrameRowEncoder", "FusedRowEncoder", "GNNS", "GraphSpec", "HGTLayer", "HeteroEncoder",
     "HeteroGATv2Conv", "HeteroGNN", "HeteroSAGEConv", "IDGNNHead", "NodeHead", "PackedBatch",
-    "REC_HEADS", "RelationalModel", "RelativeTimeEncoder", "STYPE_ENCODERS", "TwoTowerHead",
-    "candidate_labels", "candidate_loss", "compile_model", "topk_candidates", "topk_items",
-    "two_tower_loss",
+    "REC_HEADS", "RelationalModel", "RelativeTimeEncoder", "STYPE_ENCODERS", "SeenBonus",
+    "TwoTowerHead", "compile_model", "mask_pairs", "topk_items", "two_tower_loss",
 ]

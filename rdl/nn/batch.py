@@ -56,6 +56,13 @@ class PackedBatch:
         seed_time (Tensor): Seed times ``[B]`` (zeros without times).
         node_id (dict): Node type -> global id of each node ``[N]``.
         seed_index (dict): Node type -> seed of each node ``[N]``.
+        node_stats (dict): Node type -> temporal neighbour statistics of each
+            node ``[N, width]`` (see :mod:`rdl.sampling.node_stats`), for
+            the types with incoming edges; empty when the packer does not
+            use them.
+        past_label (dict): For the entity type of an event-level task, each
+            node's own label and whether the model may see it ``[N, 2]``:
+            only rows strictly older than their seed show their label.
     """
 
     features: dict[str, dict[str, Tensor]]
@@ -70,6 +77,8 @@ class PackedBatch:
     seed_time: Tensor
     node_id: dict[str, Tensor] = field(default_factory=dict)
     seed_index: dict[str, Tensor] = field(default_factory=dict)
+    node_stats: dict[str, Tensor] = field(default_factory=dict)
+    past_label: dict[str, Tensor] = field(default_factory=dict)
 
     @property
     def num_seeds(self) -> int:
@@ -94,7 +103,8 @@ class PackedBatch:
         the compiled model specialise or recompile. Idempotent; returns
         :obj:`self`."""
         tensors = [self.seed_time, *self.rows.values(), *self.gather.values(),
-                   *self.rel_time.values()]
+                   *self.rel_time.values(), *self.node_stats.values(), *self.past_label.values(),
+                   *self.node_id.values(), *self.seed_index.values()]
         for feats in self.features.values():
             tensors.extend(feats.values())
         for layer in self.inv_degree + self.msg_src:
@@ -128,6 +138,13 @@ class BatchPacker:
             every layer (needed to score non-seed nodes). (default: :obj:`True`)
         dynamic (bool, optional): Mark batch sizes as unbacked dynamic for
             :func:`torch.compile`. (default: :obj:`True`)
+        stats_widths (dict, optional): Node type -> width of its temporal
+            neighbour statistics, for a model that reads them; the loader
+            must then apply :class:`~rdl.sampling.TemporalNodeStats`.
+            (default: :obj:`None`, statistics are not packed)
+        label_type (str, optional): Node type whose rows carry their task
+            label in ``past_label`` (event-level tasks), to be shown for rows
+            older than their seed. (default: :obj:`None`)
     """
 
     def __init__(
@@ -138,6 +155,8 @@ class BatchPacker:
         *,
         trim: bool = True,
         dynamic: bool = True,
+        stats_widths: dict[str, int] | None = None,
+        label_type: str | None = None,
     ):
         self.node_types, self.edge_types = list(metadata[0]), list(metadata[1])
         if seed_type not in self.node_types:
@@ -147,6 +166,8 @@ class BatchPacker:
         self.num_layers = num_layers
         self.trim = trim
         self.dynamic = dynamic
+        self.stats_widths = {nt: w for nt, w in (stats_widths or {}).items() if w > 0}
+        self.label_type = label_type
         self.layout = MessageLayout(self.node_types, self.edge_types)
         self.incoming = self.layout.incoming
 
@@ -158,6 +179,7 @@ class BatchPacker:
         timed = seed_time is not None
         seed_time = seed_time.clone() if timed else torch.zeros(num_seeds, dtype=torch.long)
         features, rows, gather, rel_time, node_id, seed_index = {}, {}, {}, {}, {}, {}
+        node_stats, past_label = {}, {}
         for nt in self.node_types:
             store = batch[nt] if nt in batch.node_types else None
             num = self._num_nodes(store, L)
@@ -171,6 +193,11 @@ class BatchPacker:
             if store is not None and "time" in store:  # 0 without seed times
                 delta = seed_time.index_select(0, seed_index[nt]) - store.time[:num]
                 rel_time[nt] = delta.to(torch.float32).div_(SECONDS_PER_DAY).mul_(timed)
+            if nt in self.stats_widths:
+                node_stats[nt] = _node_stats(store, nt, num, self.stats_widths[nt])
+            if nt == self.label_type:
+                past_label[nt] = _past_label(store, nt, num, seed_time if timed else None,
+                                             seed_index[nt])
         edge_index, inv_degree, msg_src, msg_slot, msg_weight = [], [], [], [], []
         for layer in range(L):
             hops = L - 1 - layer
@@ -194,7 +221,8 @@ class BatchPacker:
             msg_slot.append(slot)
             msg_weight.append(weight.to(torch.float32))
         packed = PackedBatch(features, rows, gather, rel_time, edge_index, inv_degree,
-                             msg_src, msg_slot, msg_weight, seed_time, node_id, seed_index)
+                             msg_src, msg_slot, msg_weight, seed_time, node_id, seed_index,
+                             node_stats, past_label)
         return packed.mark_dynamic() if self.dynamic else packed
 
     def _num_nodes(self, store, hops: int) -> int:
@@ -211,10 +239,42 @@ class BatchPacker:
                 f"num_layers={self.num_layers}, trim={self.trim})")
 
 
+def _node_stats(store, node_type: str, num: int, width: int) -> Tensor:
+    if store is None or num == 0:
+        return torch.zeros(num, width)
+    if "node_stats" not in store:
+        raise ValueError(f"The batch has no node_stats for {node_type!r}: a model with "
+                         "temporal_stats needs the loader to apply "
+                         "rdl.sampling.TemporalNodeStats (rdl's data module and Predictor do)")
+    stats = store.node_stats[:num].clone()  # not a view: see _edge_prefix
+    if stats.size(1) != width:
+        raise ValueError(f"node_stats of {node_type!r} have {stats.size(1)} columns; the model "
+                         f"expects {width} (another graph or sampler version?)")
+    return stats
+
+
+def _past_label(store, node_type: str, num: int, seed_time: Tensor | None,
+                seed_index: Tensor) -> Tensor:
+    # [label where visible else 0, visible]: visible = known and older than the seed.
+    if store is None or num == 0:
+        return torch.zeros(num, 2)
+    if "past_label" not in store:
+        raise ValueError(f"The batch has no past_label for {node_type!r}: a model that shows "
+                         "past labels needs graph[entity].past_label (rdl's data module and "
+                         "Predictor set it)")
+    label = store.past_label[:num].to(torch.float32)
+    visible = ~torch.isnan(label)
+    if seed_time is None or "time" not in store:
+        visible = torch.zeros_like(visible)
+    else:
+        visible &= store.time[:num] < seed_time.index_select(0, seed_index)
+    return torch.stack([torch.where(visible, label, 0.0), visible.to(torch.float32)], dim=1)
+
+
 def _prefix(store, attr: str, num: int) -> Tensor:
     if store is None or attr not in store:
         return torch.zeros(num, dtype=torch.long)
-    return store[attr][:num]
+    return store[attr][:num].clone()  # not a view: see _edge_prefix
 
 
 def _edge_prefix(store, hops: int | None) -> Tensor:

@@ -1,14 +1,15 @@
 """All node types -> initial node embeddings: a row encoder per table with
 features (run once per distinct row, then gathered to the nodes), a learned
-vector for tables without features, optional shallow embeddings, and a
-relative-time encoding for timed tables."""
+vector for tables without features, optional shallow embeddings, a
+relative-time encoding for timed tables and, optionally, the temporal
+neighbour counts and recency of every node."""
 from __future__ import annotations
 
 import math
 
 import torch
 from torch import Tensor
-from torch.nn import Embedding, Linear, ModuleDict, Parameter, ParameterDict
+from torch.nn import Embedding, Linear, ModuleDict, Parameter, ParameterDict, ReLU, Sequential
 
 from rdl.nn.batch import PackedBatch
 from rdl.nn.names import type_key
@@ -65,12 +66,20 @@ class HeteroEncoder(torch.nn.Module):
         time_types (list[str], optional): Node types with times. (default: none)
         shallow (dict, optional): Node type -> number of nodes, for the types
             that get a learned embedding per node. (default: none)
+        stats_widths (dict, optional): Node type -> width of its temporal
+            neighbour statistics (:attr:`PackedBatch.node_stats`), each
+            encoded by a two-layer MLP and added. (default: none)
+        label_types (list[str], optional): Node types whose rows show their
+            past label (:attr:`PackedBatch.past_label`), linearly encoded and
+            added. (default: none)
     """
 
     def __init__(self, node_types: list[str], col_names_dicts: dict, col_stats_dict: dict,
                  channels: int, *, encoder: str = "mlp", encoder_layers: int = 1,
                  dropout: float = 0.0, stype_encoders: dict[str, str] | None = None,
-                 time_types: list[str] | None = None, shallow: dict[str, int] | None = None):
+                 time_types: list[str] | None = None, shallow: dict[str, int] | None = None,
+                 stats_widths: dict[str, int] | None = None,
+                 label_types: list[str] | None = None):
         super().__init__()
         self.node_types = list(node_types)
         self.rows = ModuleDict({
@@ -88,6 +97,11 @@ class HeteroEncoder(torch.nn.Module):
         for emb in self.shallow.values():
             torch.nn.init.normal_(emb.weight, std=0.1)
         self.time = RelativeTimeEncoder(list(time_types or []), channels)
+        self.stats = ModuleDict({
+            type_key(nt): Sequential(Linear(width, channels), ReLU(), Linear(channels, channels))
+            for nt, width in (stats_widths or {}).items() if width > 0})
+        self.past_label = ModuleDict({type_key(nt): Linear(2, channels)
+                                      for nt in label_types or []})
 
     def forward(self, batch: PackedBatch) -> dict[str, Tensor]:
         out = {}
@@ -105,5 +119,9 @@ class HeteroEncoder(torch.nn.Module):
                 x = self.featureless[key].expand(gather.size(0), -1)
             if key in self.time.lin:
                 x = x + self.time(nt, batch.rel_time[nt])
+            if key in self.stats:
+                x = x + self.stats[key](batch.node_stats[nt])
+            if key in self.past_label:
+                x = x + self.past_label[key](batch.past_label[nt])
             out[nt] = x
         return out

@@ -13,6 +13,7 @@ from rdl.nn.names import check_choice
 from rdl.nn.messages import prefix
 from rdl.nn.spec import GraphSpec
 from rdl.nn.table_encoders import ENCODERS
+from rdl.sampling import stats_widths
 from rdl.tasks.types import BINARY, MULTICLASS, RECOMMENDATION, REGRESSION, TASK_TYPES
 
 REC_HEADS = ("two_tower", "idgnn")
@@ -32,9 +33,8 @@ class RelationalModel(torch.nn.Module):
     * :obj:`"binary"`/:obj:`"regression"`: :math:`(B, 1)`; :obj:`"multiclass"`:
       :math:`(B, \text{out\_channels})`, for the :math:`B` seeds in order;
     * :obj:`"recommendation"` with :obj:`rec_head="two_tower"`: :math:`(B, I)`
-      scores of every item; with :obj:`"idgnn"`: :math:`(N,)` scores of the
-      item nodes in the seeds' subgraphs, identified by
-      :obj:`batch.seed_index[item_type]` and :obj:`batch.node_id[item_type]`.
+      scores of every item; with :obj:`"idgnn"`: the same, plus the ID-GNN
+      score of the items inside each seed's subgraph (see :class:`IDGNNHead`).
 
     Args:
         graph (HeteroData or GraphSpec): The full graph from
@@ -48,8 +48,9 @@ class RelationalModel(torch.nn.Module):
         gnn (str, optional): :obj:`"sage"`, :obj:`"gat"` or :obj:`"hgt"`.
             (default: :obj:`"sage"`)
         num_layers (int, optional): Message passing layers. (default: :obj:`2`)
-        aggr (str, optional): :obj:`"mean"`, :obj:`"sum"` or :obj:`"max"`
-            neighbour aggregation of :obj:`"sage"`. (default: :obj:`"mean"`)
+        aggr (str, optional): :obj:`"mean"`, :obj:`"sum"`, :obj:`"max"` or a
+            ``+``-joined combination (e.g. :obj:`"mean+max"`): neighbour
+            aggregation of :obj:`"sage"`. (default: :obj:`"mean"`)
         heads (int, optional): Attention heads of :obj:`"gat"`/:obj:`"hgt"`.
             (default: :obj:`4`)
         dropout (float, optional): Dropout. (default: :obj:`0.0`)
@@ -67,6 +68,14 @@ class RelationalModel(torch.nn.Module):
         rec_head (str, optional): :obj:`"two_tower"` or :obj:`"idgnn"`.
             (default: :obj:`"two_tower"`)
         head_layers (int, optional): Layers of the head MLP. (default: :obj:`1`)
+        temporal_stats (bool, optional): Add every node's temporal neighbour
+            counts and recency (:mod:`rdl.sampling.node_stats`) to its
+            embedding; the loader must apply
+            :class:`~rdl.sampling.TemporalNodeStats`. (default: :obj:`False`)
+        past_labels (bool, optional): Event-level tasks: show the model the
+            labels of seed-type rows older than their seed
+            (``graph[seed_type].past_label``, NaN where unknown).
+            (default: :obj:`False`)
     """
 
     def __init__(
@@ -89,6 +98,8 @@ class RelationalModel(torch.nn.Module):
         item_type: str | None = None,
         rec_head: str = "two_tower",
         head_layers: int = 1,
+        temporal_stats: bool = False,
+        past_labels: bool = False,
     ):
         super().__init__()
         spec = graph if isinstance(graph, GraphSpec) else GraphSpec.from_data(graph)
@@ -112,24 +123,30 @@ class RelationalModel(torch.nn.Module):
             check_choice("item_type", item_type, spec.node_types)
         self.item_type = item_type
         idgnn = self.rec_head == "idgnn"
-        out_type = item_type if idgnn else seed_type
+        out_types = list(dict.fromkeys([item_type, seed_type])) if idgnn else [seed_type]
 
+        widths = (stats_widths(spec.node_types, spec.edge_types, spec.time_types)
+                  if temporal_stats else None)
+        self.temporal_stats = temporal_stats
         self.encoder = HeteroEncoder(
             spec.node_types, spec.col_names_dicts, spec.col_stats_dict, channels,
             encoder=encoder, encoder_layers=encoder_layers, dropout=dropout,
             stype_encoders=stype_encoders, time_types=spec.time_types,
-            shallow={nt: spec.num_nodes[nt] for nt in shallow_types or []})
+            shallow={nt: spec.num_nodes[nt] for nt in shallow_types or []},
+            stats_widths=widths, label_types=[seed_type] if past_labels else None)
         self.gnn = HeteroGNN(spec.node_types, spec.edge_types, channels, num_layers,
-                             [out_type], gnn=gnn, aggr=aggr, heads=heads, dropout=dropout)
+                             out_types, gnn=gnn, aggr=aggr, heads=heads, dropout=dropout)
         self.identity = torch.nn.Parameter(torch.randn(channels) * 0.1) if idgnn else None
         if self.rec_head == "two_tower":
             self.head = TwoTowerHead(channels, spec.num_nodes[item_type], head_layers)
         elif idgnn:
-            self.head = IDGNNHead(channels, head_layers)
+            self.head = IDGNNHead(channels, spec.num_nodes[item_type], head_layers)
         else:
             self.head = NodeHead(channels, out_channels, head_layers)
         self.num_layers = num_layers
-        self.packer = BatchPacker(spec.metadata, seed_type, num_layers, trim=not idgnn)
+        self.packer = BatchPacker(spec.metadata, seed_type, num_layers, trim=not idgnn,
+                                  stats_widths=widths,
+                                  label_type=seed_type if past_labels else None)
 
     def pack(self, batch: HeteroData) -> PackedBatch:
         r"""Packs a sampled mini-batch for :meth:`forward` (same as :attr:`packer`)."""
@@ -149,7 +166,9 @@ class RelationalModel(torch.nn.Module):
             x[self.seed_type] = seeds + is_seed.unsqueeze(-1).to(seeds.dtype) * self.identity
         x = self.gnn(x, batch)
         if self.rec_head == "idgnn":
-            return self.head(x[self.item_type])
+            item = self.item_type
+            return self.head(prefix(x[self.seed_type], num_seeds), x[item],
+                             batch.seed_index[item], batch.node_id[item])
         return self.head(prefix(x[self.seed_type], num_seeds))
 
     def __repr__(self) -> str:

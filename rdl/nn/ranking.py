@@ -1,10 +1,9 @@
-"""Ranking losses and top-``k`` item lists for recommendation heads.
+"""Ranking losses, masks and top-``k`` item lists for recommendation heads.
 
-Two-tower scores are a dense ``[B, num_items]`` matrix; ID-GNN scores are one
-value per candidate node, with the candidate's seed and item id. Positives are
-``(seed, item)`` pairs. Top-``k`` lists are what
-:class:`rdl.tasks.metrics.RankingMetric` takes (``-1`` pads rows with fewer
-than ``k`` candidates).
+Both heads score every item: a dense ``[B, num_items]`` matrix. Positives and
+seen items are ``(seed, item)`` pairs. Top-``k`` lists are what
+:class:`rdl.tasks.metrics.RankingMetric` takes (``-1`` where fewer than ``k``
+items may be recommended).
 """
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from rdl.nn.names import check_choice
-from rdl.nn.messages import edge_softmax, softmax_stats
 
 LOSSES = ("softmax", "bpr")
 
@@ -53,59 +51,30 @@ def two_tower_loss(scores: Tensor, pos_seed: Tensor, pos_item: Tensor, *,
     return (torch.logsumexp(logits, dim=1) - pos).mean()
 
 
-def candidate_labels(seed: Tensor, item: Tensor, pos_seed: Tensor, pos_item: Tensor,
-                     num_items: int) -> Tensor:
-    r"""Whether each candidate ``(seed[i], item[i])`` is a positive pair."""
-    return torch.isin(seed * num_items + item, pos_seed * num_items + pos_item)
-
-
-def candidate_loss(scores: Tensor, label: Tensor, seed: Tensor, num_seeds: int, *,
-                   loss: str = "softmax") -> Tensor:
-    r"""Ranking loss of :class:`~rdl.nn.heads.IDGNNHead` candidate scores.
+def mask_pairs(scores: Tensor, seed: Tensor, item: Tensor,
+               keep: tuple[Tensor, Tensor] | None = None) -> Tensor:
+    r"""Scores with the ``(seed[i], item[i])`` pairs set to ``-inf``, except
+    the pairs in :obj:`keep` (e.g. the positives, whose loss must stay finite).
 
     Args:
-        scores (Tensor): Score of each candidate :math:`(N,)`.
-        label (Tensor): Whether each candidate is a positive :math:`(N,)`.
-        seed (Tensor): Seed of each candidate :math:`(N,)`.
-        num_seeds (int): Number of seeds.
-        loss (str, optional): :obj:`"softmax"`: cross-entropy of each positive
-            against its seed's candidates; :obj:`"bpr"`: each positive against
-            every other candidate of its seed, through the log-sum-exp of the
-            pairwise differences. (default: :obj:`"softmax"`)
+        scores (Tensor): :math:`(B, I)` scores.
+        seed (Tensor): Row of each pair :math:`(S,)`.
+        item (Tensor): Column of each pair :math:`(S,)`.
+        keep (tuple, optional): ``(seed, item)`` pairs to leave as they are.
+            (default: :obj:`None`)
     """
-    check_choice("loss", loss, LOSSES)
-    label = label.to(scores.dtype)
-    num_pos = label.sum().clamp(min=1)
-    if loss == "bpr":
-        neg = scores.masked_fill(label > 0, float("-inf"))
-        top, denom = softmax_stats([neg.unsqueeze(-1)], [seed], num_seeds)
-        lse = (top + denom.log()).squeeze(-1).index_select(0, seed)
-        return (F.softplus(lse - scores) * label).sum() / num_pos
-    score = scores.unsqueeze(-1)
-    top, denom = softmax_stats([score], [seed], num_seeds)
-    log_p = edge_softmax(score, seed, top, denom).clamp(min=1e-30).log().squeeze(-1)
-    return -(log_p * label).sum() / num_pos
+    if keep is not None:
+        num_items = scores.size(1)
+        kept = torch.isin(seed * num_items + item, keep[0] * num_items + keep[1])
+        seed, item = seed[~kept], item[~kept]
+    return scores.index_put((seed, item), scores.new_tensor(float("-inf")))
 
 
 def topk_items(scores: Tensor, k: int, exclude: tuple[Tensor, Tensor] | None = None) -> Tensor:
     r"""The :obj:`k` best items per row of a :math:`(B, I)` score matrix,
-    best first, optionally without the ``(row, item)`` pairs in :obj:`exclude`."""
+    best first, optionally without the ``(row, item)`` pairs in :obj:`exclude`.
+    Items scored ``-inf`` (excluded) are never returned: ``-1`` takes their place."""
     if exclude is not None:
-        scores = scores.index_put(exclude, scores.new_tensor(float("-inf")))
-    return scores.topk(min(k, scores.size(1)), dim=1).indices
-
-
-def topk_candidates(scores: Tensor, seed: Tensor, item: Tensor, num_seeds: int,
-                    k: int) -> Tensor:
-    r"""The :obj:`k` best candidate items per seed, best first, as a
-    :math:`(B, k)` tensor padded with ``-1``."""
-    order = torch.argsort(scores, descending=True, stable=True)
-    order = order[torch.argsort(seed[order], stable=True)]
-    seed_sorted = seed[order]
-    counts = torch.bincount(seed_sorted, minlength=num_seeds)
-    start = torch.cumsum(counts, 0) - counts
-    rank = torch.arange(order.numel(), device=scores.device) - start[seed_sorted]
-    keep = rank < k
-    out = torch.full((num_seeds, k), -1, dtype=torch.long, device=scores.device)
-    out[seed_sorted[keep], rank[keep]] = item[order[keep]]
-    return out
+        scores = mask_pairs(scores, *exclude)
+    top = scores.topk(min(k, scores.size(1)), dim=1)
+    return top.indices.masked_fill(top.values == float("-inf"), -1)

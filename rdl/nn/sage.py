@@ -39,8 +39,9 @@ class HeteroSAGEConv(torch.nn.Module):
         edge_types (list[tuple]): All edge types.
         dst_types (list[str]): Node types this layer updates.
         channels (int): Input and output channels.
-        aggr (str, optional): :obj:`"mean"`, :obj:`"sum"` or :obj:`"max"`.
-            (default: :obj:`"mean"`)
+        aggr (str, optional): :obj:`"mean"`, :obj:`"sum"` or :obj:`"max"`, or
+            several joined by ``+`` (e.g. :obj:`"mean+max"`), whose results
+            are concatenated per edge type. (default: :obj:`"mean"`)
 
     Shapes:
         - **input:** node features :math:`(N_t, C)` per type and a
@@ -52,11 +53,13 @@ class HeteroSAGEConv(torch.nn.Module):
     def __init__(self, node_types: list[str], edge_types: list[EdgeType],
                  dst_types: list[str], channels: int, aggr: str = "mean"):
         super().__init__()
-        self.aggr = check_choice("aggr", aggr, AGGREGATIONS)
+        self.aggr = aggr
+        self.kinds = [check_choice("aggr", kind, AGGREGATIONS) for kind in aggr.split("+")]
         self.layout = MessageLayout(node_types, edge_types)
         self.dst_types = list(dst_types)
+        width = len(self.kinds)
         self.lin = ModuleDict({
-            type_key(nt): Linear((len(self.layout.incoming[nt]) + 1) * channels, channels)
+            type_key(nt): Linear((width * len(self.layout.incoming[nt]) + 1) * channels, channels)
             for nt in self.dst_types})
 
     def forward(self, x: dict[str, Tensor], batch: PackedBatch, layer: int) -> dict[str, Tensor]:
@@ -68,22 +71,28 @@ class HeteroSAGEConv(torch.nn.Module):
         sizes = {nt: (inv_degree[nt].size(0), len(self.layout.incoming[nt]))
                  for nt in self.layout.node_types}
         num_rows = sum(num for num, _ in sizes.values())
-        agg = msg.new_zeros((num_rows, self.layout.width, msg.size(1)))
-        flat = agg.view(-1, msg.size(1))
-        if self.aggr == "max":
-            index = slot.unsqueeze(-1).expand_as(msg)
-            flat.scatter_reduce_(0, index, msg, "amax", include_self=False)
-        else:
-            if self.aggr == "mean":
-                msg = msg * weight.unsqueeze(-1)
-            flat.index_add_(0, slot, msg)
-        blocks = slot_blocks(agg, sizes)
+        blocks = [slot_blocks(_aggregate_slots(kind, msg, slot, weight, num_rows,
+                                               self.layout.width), sizes)
+                  for kind in self.kinds]
         out = {}
         for nt in self.dst_types:
             num = sizes[nt][0]
-            h = torch.cat([blocks[nt], prefix(x[nt], num)], dim=1)
+            h = torch.cat([block[nt] for block in blocks] + [prefix(x[nt], num)], dim=1)
             out[nt] = self.lin[type_key(nt)](h)
         return out
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(aggr={self.aggr!r}, dst_types={len(self.dst_types)})"
+
+
+def _aggregate_slots(kind: str, msg: Tensor, slot: Tensor, weight: Tensor, num_rows: int,
+                     width: int) -> Tensor:
+    # One aggregation of all messages into the [num_rows, width, C] slot tensor.
+    agg = msg.new_zeros((num_rows, width, msg.size(1)))
+    flat = agg.view(-1, msg.size(1))
+    if kind == "max":
+        index = slot.unsqueeze(-1).expand_as(msg)
+        flat.scatter_reduce_(0, index, msg, "amax", include_self=False)
+    else:
+        flat.index_add_(0, slot, msg * weight.unsqueeze(-1) if kind == "mean" else msg)
+    return agg

@@ -15,7 +15,10 @@ from rdl.train.callbacks import prediction_frame
 from rdl.train.data import RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo
 from rdl.train.module import RelationalTask
+from rdl.train.past_labels import attach_past_labels
+from rdl.train.recommend import item_scores
 from rdl.train.seeds import Seeds, node_indices
+from rdl.train.seen import SeenIndex, SeenItems
 
 
 class Predictor:
@@ -40,6 +43,7 @@ class Predictor:
         self.graph = graph
         self.batch_size = batch_size
         self.num_neighbors = num_neighbors
+        self._seen_index: SeenIndex | None = None
 
     def __repr__(self) -> str:
         return (f"Predictor(task_type={self.info.task_type!r}, entity={self.info.seed_type!r}, "
@@ -83,6 +87,9 @@ class Predictor:
         excluded = info.make_task().excluded_columns(info.data.get("exclude_columns"))
         _check_same_schema(db, info, excluded)
         graph = build_graph(db, exclude_columns=excluded, col_stats_dict=info.spec.col_stats_dict)
+        if module.model.packer.label_type is not None:
+            attach_past_labels(graph, db, info.make_task(), info.seed_type, info.target_mean,
+                               info.target_std)
         fanout = num_neighbors or [16] * max(module.model.num_layers, 1)
         return cls(module, db, graph, batch_size=batch_size, num_neighbors=fanout)
 
@@ -95,28 +102,36 @@ class Predictor:
         outputs = self._run(seeds)
         return prediction_frame(self.module, self, seeds, outputs)
 
+    @torch.no_grad()
     def recommend(self, ids: list | pd.Series, at: str | pd.Timestamp, k: int = 10) -> pd.DataFrame:
-        """The ``k`` best items per entity: ``[id, rank, item, score]``."""
-        if self.info.task_type != types.RECOMMENDATION or self.module.model.rec_head != "two_tower":
-            raise ValueError("recommend() needs a recommendation model with rec_head='two_tower'; "
-                             f"this one is a {self.info.task_type} model")
+        """The ``k`` best items per entity: ``[id, rank, item, score]``. When the
+        model excludes seen items, none the entity had by ``at`` is among them
+        (an entity that had nearly every item gets fewer than ``k`` rows)."""
+        if self.info.task_type != types.RECOMMENDATION:
+            raise ValueError("recommend() needs a recommendation model; this one is a "
+                             f"{self.info.task_type} model")
         seeds = self._seeds(ids, at)
-        scores = torch.cat([self._forward(batch) for batch in self._loader(seeds)])
-        top = scores.topk(min(k, scores.size(1)), dim=1)
+        scores = []
+        for batch in self._loader(seeds):
+            seen = self._seen(seeds, batch[self.info.seed_type].input_id)
+            scores.append(item_scores(self.module.model, self._forward(batch), seen,
+                                      self.module.exclude_seen))
+        top = torch.cat(scores).topk(min(k, self.graph[self.info.item_type].num_nodes), dim=1)
         items = self.graph.key_index[self.info.item_type]
         id_col = seeds.ids.name or "id"
-        return pd.DataFrame({
+        frame = pd.DataFrame({
             id_col: seeds.ids.repeat(top.indices.size(1)).to_numpy(),
             "rank": list(range(1, top.indices.size(1) + 1)) * len(seeds),
             "item": items.take(top.indices.reshape(-1).numpy()),
             "score": top.values.reshape(-1).numpy(),
         })
+        return frame[frame["score"] > float("-inf")].reset_index(drop=True)
 
     def evaluate(self, split: str = "test") -> dict[str, float]:
         """The task's metrics on ``split`` of this predictor's database."""
         datamodule = RelationalDataModule(
             self.info.data["source"], self.info.make_task(), num_neighbors=self.num_neighbors,
-            batch_size=self.batch_size,
+            batch_size=self.batch_size, stat_windows=self._stat_windows(),
         )
         datamodule.db, datamodule.graph = self.db, self.graph
         datamodule.task.check(self.db)
@@ -143,12 +158,30 @@ class Predictor:
     def _loader(self, seeds: Seeds):
         from torch_geometric.loader import NodeLoader
 
-        from rdl.sampling import TemporalNeighborSampler
+        from rdl.sampling import TemporalNeighborSampler, TemporalNodeStats
 
         sampler = TemporalNeighborSampler(self.graph, self.num_neighbors, strategy="last")
+        stats = None
+        if self.module.model.temporal_stats:
+            windows = [int(pd.Timedelta(w).total_seconds()) for w in self._stat_windows()]
+            stats = TemporalNodeStats(sampler.index, windows)
         return NodeLoader(self.graph, node_sampler=sampler,
                           input_nodes=(self.info.seed_type, seeds.node), input_time=seeds.time,
-                          batch_size=self.batch_size, shuffle=False)
+                          batch_size=self.batch_size, shuffle=False, transform=stats)
+
+    def _stat_windows(self) -> list[str] | None:
+        """The temporal count windows the model was trained with."""
+        windows = self.info.data.get("stat_windows")
+        return None if windows is None else [f"{w}s" for w in windows]
+
+    def _seen(self, seeds: Seeds, position: torch.Tensor) -> SeenItems | None:
+        """Recommendation: the items the seeds at ``position`` already had."""
+        if self.info.task_type != types.RECOMMENDATION:
+            return None
+        if self._seen_index is None:
+            self._seen_index = SeenIndex.from_task(self.info.make_task(), self.db, self.graph,
+                                                   self.info.seed_type, self.info.item_type)
+        return self._seen_index.lookup(seeds.node[position], seeds.time[position])
 
     @torch.no_grad()
     def _forward(self, batch: HeteroData) -> torch.Tensor:
@@ -161,7 +194,8 @@ class Predictor:
         outputs = []
         for batch in self._loader(seeds):
             position = batch[self.info.seed_type].input_id
-            labeled = LabeledBatch(self.module.model.packer(batch), seeds.label[position], position)
+            labeled = LabeledBatch(self.module.model.packer(batch), seeds.label[position], position,
+                                   seen=self._seen(seeds, position))
             outputs.append(self.module.predict_step(labeled, 0))
         return outputs
 

@@ -43,6 +43,12 @@ class TimeCode:
             return time - self.origin
         return torch.searchsorted(self.distinct, time)
 
+    def decode(self, code: Tensor) -> Tensor:
+        r"""Returns the time of each code in :obj:`code` (the inverse of :meth:`encode`)."""
+        if self.distinct is None:
+            return code + self.origin
+        return self.distinct.index_select(0, code)
+
     def bound(self, seed_time: Tensor) -> Tensor:
         r"""Returns, for each seed time, the largest code whose time is not after it,
         or :obj:`-1` when every node is newer than the seed."""

@@ -6,6 +6,14 @@ is loaded only when one of its names is first used.
 from rdl.tasks.check import Plan, plan
 from rdl.tasks.compile import compile_plan
 from rdl.tasks.errors import QueryError, TaskError
+from rdl.tasks.history import (
+    RepeatRate,
+    item_history,
+    repeat_rate,
+    resolve_exclude_seen,
+    seen_items,
+)
+from rdl.tasks.leakage import Leak, find_leaks
 from rdl.tasks.query import parse
 from rdl.tasks.spec import Task
 from rdl.tasks.splits import SPLITS, parse_timedelta
@@ -19,11 +27,18 @@ __all__ = [
     "plan",
     "Plan",
     "compile_plan",
+    "Leak",
+    "find_leaks",
     "QueryError",
     "TaskError",
     "SPLITS",
     "TASK_TYPES",
     "parse_timedelta",
+    "RepeatRate",
+    "item_history",
+    "seen_items",
+    "repeat_rate",
+    "resolve_exclude_seen",
     "default_metrics",
     *_LAZY,
 ]

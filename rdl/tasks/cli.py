@@ -78,6 +78,12 @@ def run_labels(args: argparse.Namespace) -> int:
 
 def read_config(path: str | Path) -> tuple[str, object, Task]:
     """Reads ``data.source``, ``data.schema`` and the ``task`` section of a YAML config."""
+    data, task = read_sections(path)
+    return data["source"], data.get("schema"), task
+
+
+def read_sections(path: str | Path) -> tuple[dict, Task]:
+    """Reads the ``data`` section (with ``source``) and the :class:`Task` of a YAML config."""
     import yaml
 
     try:
@@ -94,7 +100,7 @@ def read_config(path: str | Path) -> tuple[str, object, Task]:
     unknown = sorted(set(task_cfg) - set(fields))
     if unknown:
         raise TaskError(f"{path}: unknown task setting(s) {unknown}; valid ones are {fields}")
-    return data["source"], data.get("schema"), Task(**task_cfg)
+    return data, Task(**task_cfg)
 
 
 def _section(config: dict, name: str, path: str | Path) -> dict:

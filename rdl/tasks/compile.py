@@ -193,3 +193,28 @@ def compile_plan(plan: Plan, after: pd.Timestamp | None = None,
         sql += f"WHERE {c.expr(query.where)}\n"
     sql += "ORDER BY 2, 1"
     return sql, c.params
+
+
+def compile_history(plan: Plan) -> tuple[str, dict[str, object]]:
+    r"""Compiles the rows a recommendation target's ``LIST_DISTINCT`` reads,
+    at any time: the same table, link, item column and ``WHERE`` filter.
+
+    An entity's past items at ``t`` are the rows with ``t_row <= t``, i.e.
+    the target aggregate over the window ``(-inf, 0]``.
+
+    Returns:
+        ``(sql, params)`` of a ``SELECT`` with columns ``id`` (the entity
+        key), ``item`` (the item key) and ``t`` (the row's time); rows with a
+        missing id, item or time are left out.
+    """
+    target = plan.query.target
+    assert isinstance(target, Aggregate) and target.func == "LIST_DISTINCT"
+    c = _Compiler(plan)
+    link, item = quote(plan.links[target]), quote(target.column)
+    time = quote(plan.time_columns[target.table])
+    conds = [f"r.{link} IS NOT NULL", f"r.{item} IS NOT NULL", f"r.{time} IS NOT NULL"]
+    if target.filter is not None:
+        conds.append(c.expr(target.filter, inner=True))
+    sql = (f"SELECT r.{link} AS id, r.{item} AS item, r.{time} AS t\n"
+           f"FROM {quote(target.table)} AS r\nWHERE {' AND '.join(conds)}")
+    return sql, c.params

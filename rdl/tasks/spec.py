@@ -158,6 +158,14 @@ class Task:
         return self._ast is not None and not self._windows
 
     @property
+    def horizon(self) -> pd.Timedelta | None:
+        """How far ahead the task looks (the spacing of training timestamps,
+        measured at ``val_timestamp``); ``None`` for event-level tasks."""
+        if self._step is None:
+            return None
+        return (self._val + self._step) - self._val
+
+    @property
     def entity_column(self) -> str | None:
         """Entity primary key (from the query; for ``sql`` after :meth:`check`)."""
         if self._ast is not None:
@@ -279,6 +287,16 @@ class Task:
             df = self.make_table(db, self.timestamps(db, split))
         check_split_table(df, self.task_type, split)
         return df
+
+    def event_labels(self, db: Database) -> pd.DataFrame:
+        """Event-level tasks: the label of every row of the entity table, at the
+        row's own time (the same columns as :meth:`table`), so that a model can
+        see the labels of rows older than the one it predicts."""
+        if not self.event_level:
+            raise TaskError("event_labels() is for event-level tasks (PREDICT <table>.<column> "
+                            "FOR EACH <table>.<key>); this task predicts over a window")
+        self.check(db)
+        return query_table(self._plan, db)
 
     def classes(self, db: Database) -> list:
         """Sorted distinct labels of a multiclass task over all splits."""

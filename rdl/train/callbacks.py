@@ -33,7 +33,13 @@ def monitored_metric(trainer: L.Trainer, module: L.LightningModule) -> tuple[str
 
 
 class TaskCheckpoint(ModelCheckpoint):
-    r"""Keeps ``best.ckpt`` by the task's first validation metric, and ``last.ckpt``.
+    r"""Keeps ``best.ckpt`` by the task's first validation metric, and
+    ``last.ckpt`` (the last epoch's, to resume from).
+
+    When ``fit`` ends (at ``max_epochs`` or stopped early), the module gets
+    the weights of ``best.ckpt`` back, so that a test or prediction that
+    follows in the same process (``trainer.test(module)``) uses the best
+    weights, as ``rdl test --ckpt_path .../best.ckpt`` does.
 
     Args:
         dirpath (str, optional): Where to write; default: the run's folder.
@@ -48,13 +54,37 @@ class TaskCheckpoint(ModelCheckpoint):
             self.kth_value = torch.tensor(torch.inf if self.mode == "min" else -torch.inf)
         super().setup(trainer, pl_module, stage)
 
+    # Lightning >= 2.6 writes last.ckpt only along with a new best.ckpt; resuming
+    # (--ckpt_path last) needs the last epoch's, so write it after every check.
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        super().on_train_epoch_end(trainer, pl_module)
+        if self._should_save_on_train_epoch_end(trainer):
+            self._save_last_unless_saved(trainer)
+
+    def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        super().on_validation_end(trainer, pl_module)
+        if not self._should_save_on_train_epoch_end(trainer):
+            self._save_last_unless_saved(trainer)
+
+    def _save_last_unless_saved(self, trainer: L.Trainer) -> None:
+        if not self._should_skip_saving_checkpoint(trainer):  # skipped: saved at this step
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
+
+    def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if self.best_model_path:  # empty when no validation ran
+            checkpoint = trainer.strategy.load_checkpoint(self.best_model_path)
+            pl_module.load_state_dict(checkpoint["state_dict"])
+
 
 class TaskEarlyStopping(EarlyStopping):
-    r"""Stops when the task's first validation metric stops improving.
+    r"""Stops when the task's first validation metric stops improving;
+    :class:`TaskCheckpoint` then puts the best weights back.
 
     Args:
-        patience (int): Validation rounds without improvement before stopping.
-            (default: :obj:`5`)
+        patience (int): Validation rounds without improvement before stopping:
+            5, because a decaying learning rate often improves a model again
+            late in training, while the best weights are kept anyway, so
+            stopping only saves time. (default: :obj:`5`)
     """
 
     def __init__(self, patience: int = 5) -> None:

@@ -16,7 +16,8 @@ SUBCOMMANDS = ("fit", "validate", "test", "predict")
 
 class RelationalCLI(LightningCLI):
     """Adds ``task:`` (linked into the data module), a checkpoint on the task's
-    metric, early stopping, CSV + TensorBoard logs and a prediction writer."""
+    metric, early stopping, CSV + TensorBoard logs and a prediction writer, and
+    clips the gradient norm to 1."""
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_class_arguments(Task, "task", fail_untyped=False)
@@ -26,6 +27,7 @@ class RelationalCLI(LightningCLI):
         parser.add_lightning_class_args(PredictionWriter, "prediction_writer")
         parser.set_defaults({
             "trainer.max_epochs": 10,
+            "trainer.gradient_clip_val": 1.0,  # one bad batch must not undo the training so far
             "trainer.log_every_n_steps": 10,
             "trainer.default_root_dir": "runs",
             "trainer.logger": [

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+import pandas as pd
 import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
@@ -15,10 +16,13 @@ from torch_geometric.loader import NodeLoader
 
 from rdl.db import Database, connect
 from rdl.graph import build_graph, load_graph, safe_name, save_graph
-from rdl.sampling import TemporalNeighborSampler
-from rdl.tasks import SPLITS, Task, types
+from rdl.sampling import NUM_WINDOWS, TemporalNeighborSampler, TemporalNodeStats
+from rdl.tasks import SPLITS, Task, parse_timedelta, repeat_rate, types
+from rdl.tasks.leakage import GUARD_MODES, GuardMode, guard
 from rdl.train.distributed import ShardSampler, share_cpu_threads
+from rdl.train.past_labels import attach_past_labels
 from rdl.train.seeds import Seeds, make_seeds
+from rdl.train.seen import SeenIndex, SeenItems
 
 
 class RelationalDataModule(L.LightningDataModule):
@@ -41,11 +45,22 @@ class RelationalDataModule(L.LightningDataModule):
             (default: ``"last"``)
         batch_size (int): Seeds per mini-batch and process.
             (default: :obj:`256`)
+        min_steps_per_epoch (int): Optimizer steps per training epoch at
+            least: a split with fewer than ``min_steps_per_epoch *
+            batch_size`` seeds per process is trained on in several passes
+            per epoch, each in a new order, every seed equally often (plus
+            or minus one), so that a few hundred seeds still get enough
+            steps for the learning-rate schedule and enough training between
+            validation checks. ``0`` trains on each seed once per epoch.
+            (default: :obj:`20`)
         num_workers (int): Loader worker processes; sampling overlaps
             training when > 0. (default: :obj:`0`)
         exclude_columns (dict, optional): Table -> feature columns the model
             must not see, besides the task's target (e.g. columns that are
             only filled in after the event predicted). (default: :obj:`None`)
+        leakage_guard (str): ``"warn"`` about feature columns that may give
+            the label away (see :mod:`rdl.tasks.leakage`), ``"exclude"``
+            them too, or ``"off"``. (default: ``"warn"``)
         max_seeds (int, optional): Keep at most this many seeds per split (a
             random subset, for quick runs). (default: :obj:`None`)
         graph_file (str, optional): A graph file (see
@@ -58,6 +73,11 @@ class RelationalDataModule(L.LightningDataModule):
             (default: ``$RDL_HOME/cache``)
         predict_split (str): Split ``rdl predict`` predicts for.
             (default: ``"test"``)
+        stat_windows (list[str], optional): The three windows of the temporal
+            neighbour counts that models with ``temporal_stats`` see (e.g.
+            ``["7d", "30d", "120d"]``). (default: :obj:`None`: a quarter of,
+            one and four times the task's horizon; for event-level tasks a
+            365th, 52nd and 12th of the data's time span)
         seed (int): Seed for subsetting and sampling. (default: :obj:`0`)
     """
 
@@ -70,13 +90,16 @@ class RelationalDataModule(L.LightningDataModule):
         num_neighbors: list[int] | None = None,
         strategy: str = "last",
         batch_size: int = 256,
+        min_steps_per_epoch: int = 20,
         num_workers: int = 0,
         exclude_columns: dict[str, list[str]] | None = None,
+        leakage_guard: GuardMode = "warn",
         max_seeds: int | None = None,
         graph_file: str | None = None,
         cache_dir: str | None = None,
         predict_split: str = "test",
         seed: int = 0,
+        stat_windows: list[str] | None = None,
     ) -> None:
         super().__init__()
         self.source = source
@@ -86,8 +109,13 @@ class RelationalDataModule(L.LightningDataModule):
         self.num_neighbors = num_neighbors or [16, 16]
         self.strategy = strategy
         self.batch_size = batch_size
+        self.min_steps_per_epoch = min_steps_per_epoch
         self.num_workers = num_workers
         self.exclude_columns = exclude_columns or {}
+        if leakage_guard not in GUARD_MODES:
+            raise ValueError(f"leakage_guard={leakage_guard!r} is not one of {list(GUARD_MODES)}")
+        self.leakage_guard = leakage_guard
+        self.exclusions = self.exclude_columns  # plus what the guard excludes, once run
         self.max_seeds = max_seeds
         self.graph_file = graph_file
         self.cache_dir = cache_dir
@@ -95,11 +123,14 @@ class RelationalDataModule(L.LightningDataModule):
             raise ValueError(f"predict_split={predict_split!r} is not one of {list(SPLITS)}")
         self.predict_split = predict_split
         self.seed = seed
+        self.stat_windows = stat_windows
         self.db: Database | None = None
         self.graph: HeteroData | None = None
         self.seeds: dict[str, Seeds] = {}
         self.classes: list | None = None
         self.batch_transform: Callable | None = None
+        self.repeat_rate: float | None = None  # recommendation: set with the train seeds
+        self._seen: SeenIndex | None = None
 
     # -- building ------------------------------------------------------------
     def prepare_graph(self) -> HeteroData:
@@ -113,6 +144,7 @@ class RelationalDataModule(L.LightningDataModule):
 
             self.db = connect(self.source, schema=self.schema, sql_schema=self.sql_schema)
             self.task.check(self.db)
+            self.exclusions = guard(self.db, self.task, self.leakage_guard, self.exclude_columns)
             self.graph = self._mapped_graph()
             if self.graph is None:
                 cache = Path(self.cache_dir) if self.cache_dir else cache_home() / "cache"
@@ -147,8 +179,8 @@ class RelationalDataModule(L.LightningDataModule):
         return graph
 
     def excluded_columns(self) -> dict[str, list[str]]:
-        """The task's hidden target plus the configured exclusions, per table."""
-        return self.task.excluded_columns(self.exclude_columns)
+        """The task's hidden target plus the configured and guarded exclusions."""
+        return self.task.excluded_columns(self.exclusions)
 
     def data_description(self) -> dict:
         """Source and schema (the file's content, so a checkpoint needs no file)."""
@@ -158,7 +190,36 @@ class RelationalDataModule(L.LightningDataModule):
 
             schema = yaml.safe_load(Path(schema).read_text())
         return {"source": str(self.source), "schema": schema, "sql_schema": self.sql_schema,
-                "exclude_columns": self.exclude_columns}
+                "exclude_columns": self.exclusions,
+                "stat_windows": self.stat_window_seconds()}
+
+    def label_scale(self) -> tuple[float, float]:
+        """Mean and standard deviation of the training labels of a regression
+        task (``(0, 1)`` otherwise): regression targets are learned, and past
+        labels shown, standardised by them."""
+        if self.task.task_type != types.REGRESSION:
+            return 0.0, 1.0
+        labels = self.split_seeds("train").label
+        return float(labels.mean()), float(labels.std().clamp(min=1e-6))
+
+    def stat_window_seconds(self) -> list[int]:
+        """The windows of the temporal neighbour counts, in seconds."""
+        if self.stat_windows is not None:
+            if len(self.stat_windows) != NUM_WINDOWS:
+                raise ValueError(f"data.stat_windows needs {NUM_WINDOWS} durations such as "
+                                 f"['7d', '30d', '120d'] (got {self.stat_windows})")
+            start = pd.Timestamp(self.task.val_timestamp)
+            return [int(((start + parse_timedelta(w, "stat_windows")) - start).total_seconds())
+                    for w in self.stat_windows]
+        horizon = self.task.horizon
+        if horizon is not None:
+            scales = [horizon / 4, horizon, horizon * 4]
+        else:
+            self.prepare_graph()
+            span = self.db.max_time - self.db.min_time if self.db.min_time is not None else None
+            span = span if span is not None and span > pd.Timedelta(0) else pd.Timedelta(days=365)
+            scales = [span / 365, span / 52, span / 12]
+        return [max(int(scale.total_seconds()), 1) for scale in scales]
 
     @property
     def entity_type(self) -> str:
@@ -178,7 +239,19 @@ class RelationalDataModule(L.LightningDataModule):
             self.seeds[split] = make_seeds(
                 table, graph, self.entity_type, self.task.task_type, self.classes, self.item_type,
             )
+            if split == "train" and self.task.task_type == types.RECOMMENDATION:
+                self.repeat_rate = repeat_rate(self.task, self.db, table).rate
         return self.seeds[split]
+
+    def seen_index(self) -> SeenIndex | None:
+        """Recommendation: the items each entity had by any time, built once."""
+        if self.task.task_type != types.RECOMMENDATION:
+            return None
+        if self._seen is None:
+            graph = self.prepare_graph()
+            self._seen = SeenIndex.from_task(self.task, self.db, graph, self.entity_type,
+                                             self.item_type)
+        return self._seen
 
     def prepare_data(self) -> None:
         """Runs in one process per machine before any process's
@@ -206,12 +279,21 @@ class RelationalDataModule(L.LightningDataModule):
         rank, world_size = self._process()
         sampler = TemporalNeighborSampler(graph, self.num_neighbors, strategy=self.strategy,
                                           seed=self.seed)
+        if getattr(self.batch_transform, "label_type", None) and "past_label" not in graph[
+                self.entity_type]:
+            attach_past_labels(graph, self.db, self.task, self.entity_type,
+                               *self.label_scale())
+        stats = None
+        if getattr(self.batch_transform, "stats_widths", None):  # the model reads them
+            stats = TemporalNodeStats(sampler.index, self.stat_window_seconds())
         return NodeLoader(
             graph, node_sampler=sampler, input_nodes=(self.entity_type, seeds.node),
             input_time=seeds.time, batch_size=self.batch_size,
-            sampler=ShardSampler(len(seeds), rank, world_size, train=train, seed=self.seed),
+            sampler=ShardSampler(len(seeds), rank, world_size, train=train, seed=self.seed,
+                                 min_seeds=self.min_steps_per_epoch * self.batch_size),
             num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
-            transform=AttachLabels(seeds, self.entity_type, self.batch_transform),
+            transform=AttachLabels(seeds, self.entity_type, self.batch_transform, stats,
+                                   self.seen_index()),
         )
 
     def split_loader(self, split: str) -> NodeLoader:
@@ -253,12 +335,15 @@ class LabeledBatch:
         y (Tensor): Label per seed, or item index per positive pair.
         position (Tensor): Row of each seed in its split's seeds.
         y_seed (Tensor, optional): Seed of each positive pair (recommendation).
+        seen (SeenItems, optional): The items each seed's entity already had
+            (recommendation).
     """
 
     inputs: Any
     y: Tensor
     position: Tensor
     y_seed: Tensor | None = None
+    seen: SeenItems | None = None
 
     @property
     def num_seeds(self) -> int:
@@ -266,16 +351,23 @@ class LabeledBatch:
 
 
 class AttachLabels:
-    """Loader transform: picks the batch's labels and applies the model's own
-    batch transform, all inside the loader workers."""
+    """Loader transform: picks the batch's labels (and, given a
+    :class:`SeenIndex`, each seed's already-seen items), adds the temporal
+    neighbour statistics if given, and applies the model's own batch
+    transform, all inside the loader workers."""
 
-    def __init__(self, seeds: Seeds, entity_type: str, then: Callable | None) -> None:
+    def __init__(self, seeds: Seeds, entity_type: str, then: Callable | None,
+                 stats: TemporalNodeStats | None = None, seen: SeenIndex | None = None) -> None:
         self.seeds = seeds
         self.entity_type = entity_type
         self.then = then
+        self.stats = stats
+        self.seen = seen
 
     def __call__(self, batch: HeteroData) -> LabeledBatch:
         position = batch[self.entity_type].input_id
+        if self.stats is not None:
+            batch = self.stats(batch)
         inputs = self.then(batch) if self.then is not None else batch
         if self.seeds.label_ptr is None:
             return LabeledBatch(inputs, self.seeds.label.index_select(0, position), position)
@@ -286,7 +378,9 @@ class AttachLabels:
         offset = torch.arange(total) - torch.repeat_interleave(count.cumsum(0) - count, count,
                                                                output_size=total)
         y = self.seeds.label.index_select(0, start.index_select(0, owner) + offset)
-        return LabeledBatch(inputs, y, position, owner)
+        seen = None if self.seen is None else self.seen.lookup(
+            self.seeds.node.index_select(0, position), self.seeds.time.index_select(0, position))
+        return LabeledBatch(inputs, y, position, owner, seen)
 
 
 def _cache_name(source: str) -> str:

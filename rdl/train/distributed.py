@@ -21,19 +21,22 @@ from torch.utils.data import DistributedSampler
 
 def shard_positions(
     num_seeds: int, rank: int = 0, world_size: int = 1, *, shuffle: bool = False,
-    pad: bool = False, seed: int = 0, epoch: int = 0,
+    pad: bool = False, seed: int = 0, epoch: int = 0, min_seeds: int = 0,
 ) -> Tensor:
     r"""Rows of a split's seeds that process ``rank`` of ``world_size`` handles.
 
-    With ``pad`` (training), the seeds are padded by repeating the first ones
-    (after shuffling, if ``shuffle``) until every process holds
-    ``ceil(num_seeds / world_size)``, and process ``r`` takes every
-    ``world_size``-th seed from ``r`` on, as torch's ``DistributedSampler``
-    does: DDP all-reduces gradients at every step, so every process must take
-    the same number of steps. Up to ``world_size - 1`` seeds are then trained
-    on twice per epoch. Step ``k`` of all processes together, each with batch
-    size ``b``, covers seeds ``k * world_size * b ...`` of the shuffled order:
-    the batches a single process with batch size ``world_size * b`` would take.
+    With ``pad`` (training), every process holds
+    ``max(ceil(num_seeds / world_size), min_seeds)`` seeds, taken from passes
+    over all seeds laid end to end (each pass shuffled anew, if ``shuffle``),
+    and process ``r`` takes every ``world_size``-th seed from ``r`` on, as
+    torch's ``DistributedSampler`` does: DDP all-reduces gradients at every
+    step, so every process must take the same number of steps. Without
+    ``min_seeds``, up to ``world_size - 1`` seeds are trained on twice per
+    epoch; with it, a small split still gives an epoch enough optimizer steps,
+    and every seed is trained on equally often, plus or minus one. Step ``k``
+    of all processes together, each with batch size ``b``, covers seeds
+    ``k * world_size * b ...`` of that order: the batches a single process
+    with batch size ``world_size * b`` would take.
 
     Without ``pad`` (validation, test and prediction) the shards are
     contiguous, disjoint and cover every seed exactly once, so metrics reduced
@@ -49,23 +52,33 @@ def shard_positions(
             (default: :obj:`False`)
         seed (int): Shuffling seed. (default: :obj:`0`)
         epoch (int): Training epoch. (default: :obj:`0`)
+        min_seeds (int): With ``pad``, seeds per process at least.
+            (default: :obj:`0`)
     """
-    if num_seeds < 0:
-        raise ValueError(f"num_seeds={num_seeds} must not be negative")
+    if num_seeds < 0 or min_seeds < 0:
+        raise ValueError(f"num_seeds={num_seeds} and min_seeds={min_seeds} must not be negative")
     if world_size < 1 or not 0 <= rank < world_size:
         raise ValueError(f"rank={rank} must lie in [0, world_size={world_size}) "
                          "and world_size must be at least 1")
-    if shuffle:
-        generator = torch.Generator().manual_seed(seed + epoch)
-        order = torch.randperm(num_seeds, generator=generator)
-    else:
-        order = torch.arange(num_seeds)
+    generator = torch.Generator().manual_seed(seed + epoch) if shuffle else None
+
+    def one_pass() -> Tensor:
+        if generator is None:
+            return torch.arange(num_seeds)
+        return torch.randperm(num_seeds, generator=generator)
+
     if not pad:
-        return torch.tensor_split(order, world_size)[rank]
-    total = math.ceil(num_seeds / world_size) * world_size
-    if total > num_seeds:
-        order = order.repeat(math.ceil(total / num_seeds))[:total]
-    return order[rank::world_size]
+        return torch.tensor_split(one_pass(), world_size)[rank]
+    if num_seeds == 0:
+        return torch.arange(0)
+    total = padded_length(num_seeds, world_size, min_seeds) * world_size
+    order = torch.cat([one_pass() for _ in range(math.ceil(total / num_seeds))])
+    return order[:total][rank::world_size]
+
+
+def padded_length(num_seeds: int, world_size: int, min_seeds: int = 0) -> int:
+    """Training seeds per process and epoch (see :func:`shard_positions`)."""
+    return max(math.ceil(num_seeds / world_size), min_seeds) if num_seeds else 0
 
 
 class ShardSampler(DistributedSampler):
@@ -78,25 +91,31 @@ class ShardSampler(DistributedSampler):
         train (bool): Shuffle every epoch and pad shards to equal length.
             (default: :obj:`False`)
         seed (int): Shuffling seed. (default: :obj:`0`)
+        min_seeds (int): With ``train``, seeds per process and epoch at
+            least: a data module asks for ``min_steps * batch_size`` so
+            that a small split still gives ``min_steps`` optimizer steps.
+            (default: :obj:`0`)
     """
 
     def __init__(self, num_seeds: int, rank: int = 0, world_size: int = 1, *,
-                 train: bool = False, seed: int = 0) -> None:
+                 train: bool = False, seed: int = 0, min_seeds: int = 0) -> None:
         super().__init__(range(num_seeds), num_replicas=world_size, rank=rank, shuffle=train,
                          seed=seed)
         self.num_seeds = num_seeds
         self.train = train
+        self.min_seeds = min_seeds if train else 0
 
     def positions(self) -> Tensor:
         return shard_positions(self.num_seeds, self.rank, self.num_replicas, shuffle=self.train,
-                               pad=self.train, seed=self.seed, epoch=self.epoch)
+                               pad=self.train, seed=self.seed, epoch=self.epoch,
+                               min_seeds=self.min_seeds)
 
     def __iter__(self):
         return iter(self.positions().tolist())
 
     def __len__(self) -> int:
         if self.train:
-            return math.ceil(self.num_seeds / self.num_replicas)
+            return padded_length(self.num_seeds, self.num_replicas, self.min_seeds)
         extra = self.rank < self.num_seeds % self.num_replicas  # tensor_split: first ones longer
         return self.num_seeds // self.num_replicas + int(extra)
 

@@ -31,6 +31,9 @@ class TaskInfo:
         target_std (float): ...with this mean and standard deviation.
         data (dict): ``source``, ``schema`` (the schema file's content) and
             ``sql_schema`` the model was trained on.
+        repeat_rate (float, optional): Recommendation: share of training
+            positives whose entity already had the item (see
+            :func:`rdl.tasks.repeat_rate`).
     """
 
     spec: GraphSpec
@@ -43,6 +46,7 @@ class TaskInfo:
     target_mean: float = 0.0
     target_std: float = 1.0
     data: dict = field(default_factory=dict)
+    repeat_rate: float | None = None
 
     def make_task(self) -> Task:
         return Task(**self.task)

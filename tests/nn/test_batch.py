@@ -109,3 +109,31 @@ def test_to_moves_every_tensor(graph, raw):
     assert moved is not packed and moved.num_seeds == packed.num_seeds
     assert torch.equal(moved.msg_slot[0], packed.msg_slot[0])
     assert set(moved.features["items"]) == set(packed.features["items"])
+
+
+def test_past_labels_show_only_rows_older_than_their_seed(graph):
+    # Event level: transactions predicted at their own times; other transactions
+    # reach the subgraph two hops away, through their customer, item or store.
+    shop = graph.clone()
+    num = shop["transactions"].num_nodes
+    label = (torch.arange(num) % 3).float()
+    shop["transactions"].past_label = label.masked_fill(label == 2, float("nan"))
+    batch = sample_batches(shop, "transactions", [32], [8, 8])[0]
+    packed = packer(shop, trim=False, label_type="transactions")(batch)
+    store = batch["transactions"]
+    seed_time = store.seed_time[store.batch]
+    shown = packed.past_label["transactions"]
+    older = store.time < seed_time
+    known = ~torch.isnan(store.past_label)
+    assert torch.equal(shown[:, 1].bool(), older & known)
+    assert torch.equal(shown[:, 0], torch.where(older & known, store.past_label, 0.0))
+    assert not shown[: store.batch_size, 1].any()  # a seed never sees its own label
+    assert (older & known).any() and (~older & known).any()  # both cases occur
+    with pytest.raises(ValueError, match="past_label"):
+        packer(graph, label_type="transactions")(_without_labels(batch))
+
+
+def _without_labels(batch):
+    out = batch.clone()
+    del out["transactions"].past_label
+    return out

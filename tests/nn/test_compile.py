@@ -13,6 +13,8 @@ import torch
 from rdl.graph import build_graph
 from rdl.nn import CompileStats, RelationalModel, compile_model
 from rdl.nn.synthetic import sample_batches, synthetic_graph
+from rdl.sampling import TemporalNodeStats
+from rdl.sampling.graph_index import GraphIndex
 
 WARMUP = 1
 
@@ -75,11 +77,13 @@ CONFIGS = [
     dict(task_type="multiclass", out_channels=3, shallow_types=["customers"]),
     dict(task_type="recommendation", item_type="items", rec_head="two_tower"),
     dict(task_type="recommendation", item_type="items", rec_head="idgnn"),
+    dict(temporal_stats=True, past_labels=True, aggr="mean+max+sum"),
 ]
 
 
 def _config_id(config):
-    return "-".join(str(v) for v in config.values() if not isinstance(v, list))
+    return "-".join(f"{k}={v}" if isinstance(v, bool) else str(v)
+                    for k, v in config.items() if not isinstance(v, list))
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=_config_id)
@@ -100,6 +104,14 @@ def check_option(shop, config, backend):
     kwargs = dict(seed_type="transactions", task_type="regression", channels=8, heads=2)
     kwargs.update(config)
     model = RelationalModel(shop, **kwargs)
+    transform = model.packer
+    if config.get("temporal_stats"):
+        shop = shop.clone()
+        label = (torch.arange(shop["transactions"].num_nodes) % 3).float()
+        shop["transactions"].past_label = label.masked_fill(label == 2, float("nan"))
+        stats = TemporalNodeStats(GraphIndex.from_data(shop, "time"), [86_400, 7 * 86_400,
+                                                                       30 * 86_400])
+        transform = lambda batch: model.packer(stats(batch))  # noqa: E731
     batches = sample_batches(shop, "transactions", [16, 1, 40, 3, 2], [3, 3],
-                             transform=model.packer)
+                             transform=transform)
     run(model, batches, regression_loss, backend=backend)

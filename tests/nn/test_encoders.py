@@ -2,7 +2,6 @@
 features, and errors naming the column and stype."""
 from __future__ import annotations
 
-import math
 
 import pytest
 import torch
@@ -164,5 +163,7 @@ def test_relative_time_encoding_depends_on_the_seed(shop, batch):
     same = (rel.unsqueeze(0) == rel.unsqueeze(1))
     differ = ~same
     gaps = (x.unsqueeze(0) - x.unsqueeze(1)).abs().sum(-1)
-    assert (gaps[differ] > 0).all() and math.isclose(float(gaps[same].max()), 0.0)
+    # Equal times give equal encodings up to float rounding (the same inputs can
+    # take different SIMD paths per row); different times differ far more.
+    assert float(gaps[same].max()) < 1e-5 < float(gaps[differ].min())
     assert torch_frame.stype.timestamp.value == "timestamp"

@@ -44,8 +44,25 @@ def test_recommendation_heads(shop, raw, gnn):
     assert two_tower(packed).shape == (12, shop["items"].num_nodes)
     idgnn = make(shop, gnn=gnn, task_type="recommendation", item_type="items", rec_head="idgnn")
     packed = idgnn.pack(raw[0])
-    assert idgnn(packed).shape == (raw[0]["items"].num_nodes,)
+    assert idgnn(packed).shape == (12, shop["items"].num_nodes)
     assert torch.equal(packed.node_id["items"], raw[0]["items"].n_id)  # all candidates kept
+
+
+def test_idgnn_adds_subgraph_scores_to_a_score_of_every_item(shop, raw):
+    model = make(shop, task_type="recommendation", item_type="items", rec_head="idgnn").eval()
+    packed = model.pack(raw[0])
+    seed, item = packed.seed_index["items"], packed.node_id["items"]
+    inside = torch.zeros(12, shop["items"].num_nodes, dtype=torch.bool)
+    inside[seed, item] = True
+    assert inside.any() and not inside.all()
+    with torch.no_grad():
+        scores = model(packed)
+        model.head.mlp[-1].bias.add_(100.0)  # subgraph items: +100 more
+        lifted = model(packed)
+    diff = lifted - scores
+    assert torch.allclose(diff[inside], torch.full_like(diff[inside], 100.0))
+    assert (diff[~inside] == 0).all()  # items outside the subgraph keep their two-tower score
+    assert torch.isfinite(scores).all()
 
 
 def test_identity_marks_only_the_seeds(shop, raw):

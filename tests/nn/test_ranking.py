@@ -1,10 +1,12 @@
 """Ranking losses and top-k lists for the recommendation heads."""
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
-from rdl.nn import candidate_labels, candidate_loss, topk_candidates, topk_items, two_tower_loss
+from rdl.nn import SeenBonus, mask_pairs, topk_items, two_tower_loss
 from rdl.tasks.metrics import RankingMetric
 
 
@@ -15,22 +17,35 @@ def test_topk_items_ranks_best_first_and_can_exclude():
     assert topk_items(scores, 2, exclude=exclude).tolist() == [[2, 3], [0, 3]]
 
 
-def test_topk_candidates_groups_by_seed_and_pads():
-    #          seed 0 ------------  seed 1 -----  seed 2: none
-    seed = torch.tensor([0, 0, 0, 1, 1])
-    item = torch.tensor([7, 3, 5, 2, 9])
-    score = torch.tensor([0.1, 0.9, 0.5, -1.0, 2.0])
-    top = topk_candidates(score, seed, item, num_seeds=3, k=2)
-    assert top.tolist() == [[3, 5], [9, 2], [-1, -1]]
-    metric = RankingMetric("map", 2)
-    metric.update(top, [[3], [2], [4]])
-    assert metric.compute().item() == pytest.approx((1.0 + 0.5 + 0.0) / 3)
+def test_excluded_items_are_never_returned_and_pad_with_minus_one():
+    scores = torch.tensor([[0.1, 0.9, 0.5], [1.0, 0.0, 0.2]])
+    exclude = (torch.tensor([0, 0, 1]), torch.tensor([0, 1, 2]))
+    assert topk_items(scores, 3, exclude=exclude).tolist() == [[2, -1, -1], [0, 1, -1]]
+    metric = RankingMetric("map", 3)
+    metric.update(topk_items(scores, 3, exclude=exclude), [[2], [1]])
+    assert metric.compute().item() == pytest.approx((1.0 + 0.5) / 2)
 
 
-def test_candidate_labels():
-    seed, item = torch.tensor([0, 0, 1, 1]), torch.tensor([4, 5, 4, 6])
-    labels = candidate_labels(seed, item, torch.tensor([0, 1]), torch.tensor([5, 4]), 10)
-    assert labels.tolist() == [False, True, True, False]
+def test_mask_pairs_keeps_the_pairs_asked_for():
+    scores = torch.zeros(2, 3)
+    masked = mask_pairs(scores, torch.tensor([0, 1, 1]), torch.tensor([2, 0, 1]),
+                        keep=(torch.tensor([1]), torch.tensor([0])))
+    assert torch.isinf(masked).tolist() == [[False, False, True], [False, True, False]]
+    assert (scores == 0).all()  # a copy
+
+
+def test_seen_bonus_moves_only_the_seen_pairs_and_learns():
+    bonus = SeenBonus(gain=10.0)
+    with torch.no_grad():
+        bonus.weight.copy_(torch.tensor([0.1, 0.2, -0.05]))
+    seed, item = torch.tensor([0, 1]), torch.tensor([3, 0])
+    out = bonus(torch.zeros(2, 4), seed, item, torch.tensor([1, 4]), torch.tensor([0.0, 9.0]))
+    expected = torch.zeros(2, 4)
+    expected[0, 3] = 10 * (0.1 + 0.2 * math.log(2))
+    expected[1, 0] = 10 * (0.1 + 0.2 * math.log(5) - 0.05 * math.log(10))
+    torch.testing.assert_close(out, expected)
+    out[1].sum().backward()
+    assert bonus.weight.grad.abs().sum() > 0
 
 
 @pytest.mark.parametrize("loss,num_negatives", [("softmax", 0), ("softmax", 5), ("bpr", 5)])
@@ -47,18 +62,6 @@ def test_two_tower_losses_prefer_the_positive(loss, num_negatives):
     good[pos_seed, pos_item] = 5.0
     assert two_tower_loss(good, pos_seed, pos_item, loss=loss, num_negatives=num_negatives,
                           generator=g) < value
-
-
-@pytest.mark.parametrize("loss", ["softmax", "bpr"])
-def test_candidate_losses_prefer_the_positive(loss):
-    seed = torch.tensor([0, 0, 0, 1, 1])
-    label = torch.tensor([0, 1, 0, 1, 0])
-    scores = torch.zeros(5, requires_grad=True)
-    value = candidate_loss(scores, label, seed, 2, loss=loss)
-    value.backward()
-    assert value > 0 and (scores.grad[label.bool()] < 0).all()
-    better = torch.tensor([-3.0, 3.0, -3.0, 3.0, -3.0])
-    assert candidate_loss(better, label, seed, 2, loss=loss) < value
 
 
 def test_unknown_loss_is_named():

@@ -127,3 +127,20 @@ def test_recommender_beats_recommending_the_most_popular_items(recommender, flig
     baseline = get_metric("map@10", "recommendation")
     baseline.update(ranking, target)
     assert model.evaluate("val")["map@10"] > float(baseline.compute())  # measured: 0.46 vs 0.18
+
+
+def test_event_level_model_sees_past_labels_and_predicts_from_a_notebook(tmp_path, flights_db):
+    task = Task(query="PREDICT flights.dep_time IS NULL FOR EACH flights._pk",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    path = fit(tmp_path, task, max_seeds=800, past_labels=True)
+    model = rdl.Predictor.from_checkpoint(path)
+    assert model.module.model.packer.label_type == "flights"
+    flights = flights_db["flights"].df
+    at = "2013-12-01"
+    rows = flights[flights["time_hour"] <= pd.Timestamp(at)].tail(5)["_pk"]
+    out = model.predict(ids=rows.tolist(), at=at)
+    assert out["prediction"].between(0, 1).all()
+    # Past labels come only from rows up to `at`: a database cut there agrees.
+    past = rdl.Predictor.from_checkpoint(path, database=flights_db.upto(at))
+    np.testing.assert_allclose(out["prediction"], past.predict(rows.tolist(), at)["prediction"],
+                               rtol=1e-5, atol=1e-6)

@@ -104,6 +104,21 @@ def test_print_config_shows_the_task_section(tmp_path):
     assert config["data"]["source"] == "nycflights13"
 
 
+def test_defaults_hold_up_on_small_data(tmp_path, monkeypatch):
+    from rdl.train.cli import RelationalCLI
+    from rdl.train.data import RelationalDataModule
+    from rdl.train.module import RelationalTask
+
+    monkeypatch.chdir(tmp_path)
+    cli = RelationalCLI(RelationalTask, RelationalDataModule, run=False,
+                        args=["--config", str(CONFIGS / "flights_to_ord.yaml")])
+    assert cli.trainer.gradient_clip_val == 1.0
+    assert cli.datamodule.min_steps_per_epoch == 20
+    hp = cli.model.hparams
+    assert (hp.lr_schedule, hp.warmup, hp.lr_floor, hp.weight_decay) == ("cosine", 0.05, 0.1, 0.01)
+    assert cli.trainer.early_stopping_callback.patience == 5
+
+
 @pytest.mark.parametrize("config, epochs, metric, trivial", [
     # r2 > 0: better than always predicting the mean
     ("airport_departures.yaml", 3, "val_r2", 0.0),

