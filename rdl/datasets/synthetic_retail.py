@@ -14,7 +14,27 @@ Six tables, from 10 thousand to 100 million transactions::
 ``python -m rdl.datasets.synthetic_retail --transactions 10M --out DIR [--format duckdb]``
 writes them; ``rdl.connect("synthetic_retail")`` generates 200k transactions once
 (cached under ``$RDL_HOME``) and reads them. Ready tasks: ``configs/retail_churn.yaml``,
-``configs/retail_fraud.yaml``, ``configs/retail_recommendation.yaml``.
+``configs/retail_fraud.yaml``, ``configs/retail_recommendation.yaml``, and on the
+other shapes below ``configs/retail_churn_{small,norepeat,wide}.yaml`` and
+``configs/retail_recommendation_norepeat.yaml``.
+
+Options (arguments of :func:`generate`, flags of the command line, and the
+query of the bundled name, as in ``rdl.connect("synthetic_retail?transactions=25k&
+repeats=false")`` or ``data.source:`` of a config, generated once per set of
+options under ``$RDL_HOME``):
+
+* ``transactions`` (``--transactions``): about how many purchases (10k to 100M).
+* ``customers``, ``articles`` (``--customers``, ``--articles``): replace the
+  counts derived from ``transactions`` (below); ``transactions=25k`` alone is
+  a small shop of 1k customers (``configs/retail_churn_small.yaml``), and
+  ``customers=1000, transactions=40k, articles=5k`` one where each customer
+  buys more from a larger catalogue.
+* ``repeats=False`` (``--no-repeats``): no customer buys the same article
+  twice, like a ratings database where no user rates an item twice (see
+  *No repeats*). Every other part of the story is unchanged.
+* ``wide=True`` (``--wide``): ten more event tables around the customer, four
+  of them two hops away (see *Wide schema*).
+* ``seed`` (``--seed``): the same seed and options give identical tables.
 
 The generative story
 --------------------
@@ -27,6 +47,11 @@ are whole seconds. ``N`` is the requested number of transactions.
 customer) in ``K = max(2, C/25)`` hidden communities (community weights
 ``~ Gamma(2, 1)``), ``A = max(100, N/200)`` articles, ``M = max(20, C/100)``
 merchants, and per community ``max(1, round(0.6 * members))`` devices.
+``customers`` and ``articles``, when given, replace ``C`` and ``A``; the
+purchase rates are then solved for ``N`` as below. Quality churn caps a
+customer at about 50 purchases on average, so more per customer is refused;
+near the cap purchases crowd after signup, so stay well below it (the
+derived ratio is 25).
 
 **Customers.** Signup is uniform in the first 30 days for 35% of customers
 (the launch), else uniform over the span minus 30 days. Age ``~ N(38, 12)``
@@ -92,6 +117,65 @@ purchases are fraud about ten times as often as all others (7.0% against
 **Recommendation.** What a customer buys next is their community's taste plus
 popularity: the communities are hidden, but peers share devices and merchants.
 
+**No repeats.** With ``repeats=False``, a candidate purchase of an article its
+customer already bought (earlier in the customer's list) is redrawn the same
+way (group by taste, article by popularity), up to ``REPEAT_REDRAWS = 8``
+times, and dropped if it still repeats; quality churn is drawn afterwards.
+No (customer, article) pair occurs twice, and a shop with few articles per
+customer's taste ends up with fewer purchases than asked for.
+
+**Wide schema.** With ``wide=True``, ten more event tables::
+
+    returns(return_id, transaction_id -> transactions, returned_at, reason)
+    reviews(review_id, customer_id, article_id, created_at, rating)
+    review_votes(vote_id, review_id -> reviews, voted_at, helpful)
+    support_tickets(ticket_id, customer_id, opened_at, topic)
+    ticket_messages(message_id, ticket_id -> support_tickets, sent_at, from_agent, words)
+    page_views(view_id, customer_id, article_id, viewed_at, seconds)
+    wishlists(wish_id, customer_id, article_id, added_at)
+    app_sessions(session_id, customer_id, device_id, started_at, minutes)
+    newsletter_opens(open_id, customer_id, opened_at, clicked)
+    addresses(address_id, customer_id, created_at, region)
+
+so a customer has eight child tables and four more two hops away (with
+``fraud_reports``). A customer *leaves* at the end of its purchases (its stop
+time or the purchase that stops it, if within the data); "before leaving"
+means the 60 days before (``LEAVE_LEAD_DAYS``). Each table carries a little
+signal:
+
+* a purchase is returned with probability ``sigmoid(-2.5 - q_a)`` (7.6% at
+  ``q = 0``) ``2 + Gamma(2, 4)`` days later, for reason ``quality`` with
+  probability ``sigmoid(-1.5 - 1.5 q_a)``, else size / changed_mind /
+  late_delivery (0.5 / 0.35 / 0.15): quality shows directly;
+* 12% of purchases are reviewed ``1 + Exponential(7)`` days later with rating
+  ``clip(round(3.5 + 0.8 q_a + N(0, 1)), 1, 5)``; a review gets
+  ``Poisson(1.5)`` votes ``Exponential(10)`` days later, helpful with
+  probability ``0.4 + 0.1 |rating - 3|``;
+* support tickets arrive at one per 180 days of active life, plus
+  ``Poisson(0.3)`` more before leaving; a ticket has ``1 + Poisson(1.5)``
+  messages (``1 + Poisson(2)`` before leaving) within 7 days;
+* each purchase is preceded by ``Poisson(0.3)`` views of its article in the 7
+  days before, and 8% of purchased articles were wishlisted in the 30 days
+  before (intent shows before the purchase);
+* *activity* over the active life, ``Poisson(m)`` events per customer at
+  uniform times with ``m`` per purchase of the customer: browsing views of
+  taste-drawn articles (``m = 1``), wishes of taste-drawn articles
+  (``m = 0.1``) and app sessions on the primary device (``m = 0.7``,
+  ``Exponential(6)`` minutes, 0.8 times that before leaving); after leaving,
+  activity goes on at 0.3 times the same rate per day (``AFTER_LEAVING_ACTIVITY``);
+* a newsletter goes out every 30 days from day 10; a signed-up customer opens
+  it within ``Exponential(2)`` days with probability 0.35, 0.25 before
+  leaving, 0.15 after (20% of opens click);
+* an address at signup (the customer's region), moves at one per 700 days of
+  active life, and a move before leaving for 10% of those who leave.
+
+At the bundled size the LightGBM baseline's test AUROC on ``retail_churn``
+rises from 0.78 to 0.84 with these tables, its gain spread over the recency
+of views, wishes, sessions and tickets.
+
+They are drawn per customer block from ``default_rng([seed, 2, block])``, so
+the six base tables are the same with or without them.
+
 Generation runs in blocks of 4096 customers, each from its own stream
 ``default_rng([seed, 1, block])`` (entities from ``default_rng([seed, 0])``),
 so the rows never depend on ``chunk_size``. Rows of ``transactions`` are
@@ -106,39 +190,56 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 from rdl.datasets.nycflights13 import cache_home
 from rdl.db.connect import FOLDER_SCHEMA_FILE
 from rdl.datasets.retail import params
-from rdl.datasets.retail.tables import TABLES
+from rdl.datasets.retail.tables import WIDE_TABLES, table_specs
 from rdl.datasets.retail.world import World, build_world
 from rdl.datasets.retail.writer import DuckDBSink, ParquetSink, write_tables
 
 SCHEMA_FILE = Path(__file__).with_name("synthetic_retail.yaml")
+WIDE_SCHEMA_FILE = Path(__file__).with_name("synthetic_retail_wide.yaml")
 DEFAULT_TRANSACTIONS = 200_000
 FORMATS = ("parquet", "duckdb")
+# Options of the bundled name's query, with their defaults (see ``path``).
+OPTIONS = {"transactions": DEFAULT_TRANSACTIONS, "customers": None, "articles": None,
+           "repeats": True, "wide": False, "seed": 0}
 
-__all__ = ["DEFAULT_TRANSACTIONS", "SCHEMA_FILE", "generate", "ground_truth", "load", "path"]
+__all__ = ["DEFAULT_TRANSACTIONS", "OPTIONS", "SCHEMA_FILE", "WIDE_SCHEMA_FILE", "generate",
+           "ground_truth", "load", "parse_options", "path"]
 
 
 def generate(out: str | Path, transactions: int = 100_000, *, seed: int = 0,
-             format: str = "parquet", chunk_size: int = 1_000_000) -> Path:
+             customers: int | None = None, articles: int | None = None, repeats: bool = True,
+             wide: bool = False, format: str = "parquet", chunk_size: int = 1_000_000) -> Path:
     r"""Writes the synthetic retail database.
 
     Args:
         out (str or Path): A folder for ``format="parquet"`` (one file per
-            table; existing files of these tables are replaced), or the
-            DuckDB file for ``format="duckdb"`` (replaced if it exists).
+            table; existing files of these tables are replaced, and wide
+            tables removed when ``wide=False``), or the DuckDB file for
+            ``format="duckdb"`` (replaced if it exists).
         transactions (int): About how many transactions to generate (at
             least 10,000); the entity counts scale with it.
             (default: :obj:`100_000`)
-        seed (int): Random seed; the same seed gives identical tables.
-            (default: :obj:`0`)
+        seed (int): Random seed; the same seed and options give identical
+            tables. (default: :obj:`0`)
+        customers (int, optional): Number of customers (at least 50),
+            instead of ``transactions / 25``. (default: :obj:`None`)
+        articles (int, optional): Number of articles (at least 100),
+            instead of ``transactions / 200``. (default: :obj:`None`)
+        repeats (bool): Whether a customer may buy an article again; with
+            :obj:`False` no (customer, article) pair repeats.
+            (default: :obj:`True`)
+        wide (bool): Add the ten wide-schema event tables.
+            (default: :obj:`False`)
         format (str): ``"parquet"`` or ``"duckdb"``; DuckDB tables declare
             their primary and foreign keys. (default: :obj:`"parquet"`)
         chunk_size (int): Transactions per write; memory holds about this
-            many rows. It changes the row groups, never the rows.
-            (default: :obj:`1_000_000`)
+            many rows (and their events). It changes the row groups, never
+            the rows. (default: :obj:`1_000_000`)
 
     Returns:
         Path: :obj:`out`. Read parquet with ``rdl.connect(out)``: parquet
@@ -149,29 +250,40 @@ def generate(out: str | Path, transactions: int = 100_000, *, seed: int = 0,
         foreign key on insert, so it writes about ten times slower than
         parquet; use parquet for large sizes.
     """
-    return _generate(out, transactions, seed, format, chunk_size)[0]
+    return _generate(out, transactions, seed, format, chunk_size, customers=customers,
+                     articles=articles, repeats=repeats, wide=wide)[0]
 
 
-def ground_truth(transactions: int = 100_000, *, seed: int = 0) -> World:
+def ground_truth(transactions: int = 100_000, *, seed: int = 0, customers: int | None = None,
+                 articles: int | None = None) -> World:
     """The hidden state behind :func:`generate`'s tables for the same arguments:
-    article quality, communities, shocks, stop times and compromise times."""
-    _check_int("transactions", transactions, params.MIN_TRANSACTIONS)
-    _check_int("seed", seed, 0)
-    return build_world(transactions, seed)
+    article quality, communities, shocks, stop times and compromise times
+    (``repeats`` and ``wide`` change no hidden state)."""
+    _check_sizes(transactions, seed, customers, articles)
+    return build_world(transactions, seed, customers, articles)
 
 
-def path() -> Path:
-    """The parquet folder of the bundled size (200k transactions, seed 0),
-    generated on first use under the rdl cache directory."""
+def path(transactions: int = DEFAULT_TRANSACTIONS, **options) -> Path:
+    """The parquet folder of the bundled size (200k transactions, seed 0), or
+    of other :func:`generate` options (``seed``, ``customers``, ``articles``,
+    ``repeats``, ``wide``), generated on first use under the rdl cache directory."""
+    options = {**OPTIONS, **options, "transactions": transactions}
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown}; valid ones are {list(OPTIONS)}")
+    # no "=" in the name: readers take a "key=value" folder for a hive partition column
+    changed = "-".join(f"{k}_{str(v).lower()}" for k, v in sorted(options.items())
+                       if v != OPTIONS[k])
     home = cache_home()
-    folder = home / f"synthetic_retail_v{params.VERSION}"
-    if all((folder / f"{name}.parquet").is_file() for name in TABLES):
+    folder = home / (f"synthetic_retail_v{params.VERSION}" + (f"-{changed}" if changed else ""))
+    specs = table_specs(options["wide"])
+    if all((folder / f"{name}.parquet").is_file() for name in specs):
         return folder
     home.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(folder, ignore_errors=True)  # an incomplete copy
     temp = Path(tempfile.mkdtemp(prefix=".synthetic_retail-", dir=home))
     try:
-        generate(temp, DEFAULT_TRANSACTIONS, seed=0)
+        generate(temp, **options)
         temp.rename(folder)
     except OSError:
         if not folder.is_dir():
@@ -181,12 +293,30 @@ def path() -> Path:
     return folder
 
 
-def load(schema=None):
-    """Reads the bundled synthetic retail database as a :class:`~rdl.db.Database`
-    (``schema`` replaces the bundled schema file if given)."""
+def load(schema=None, **options):
+    """Reads the bundled synthetic retail database as a :class:`~rdl.db.Database`:
+    :func:`path`'s folder for the given ``options`` (``schema`` replaces the
+    folder's schema file if given)."""
     from rdl.db.connect import connect
 
-    return connect(path(), schema=schema if schema is not None else SCHEMA_FILE)
+    return connect(path(**options), schema=schema)
+
+
+def parse_options(query: str) -> dict:
+    """Options from the query of a bundled name, ``"customers=1000&repeats=false"``
+    -> ``{"customers": 1000, "repeats": False}``; counts take ``50k`` too."""
+    options: dict = {}
+    for key, text in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
+        if key not in OPTIONS:
+            raise ValueError(f"synthetic_retail has no option {key!r}; valid ones are "
+                             f"{list(OPTIONS)}")
+        if isinstance(OPTIONS[key], bool):
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"synthetic_retail option {key}={text!r} must be true or false")
+            options[key] = text.lower() in ("true", "1")
+        else:
+            options[key] = parse_count(text)
+    return options
 
 
 def parse_count(text: str) -> int:
@@ -201,10 +331,10 @@ def parse_count(text: str) -> int:
     return int(value)
 
 
-def _generate(out: str | Path, transactions: int, seed: int, format: str,
-              chunk_size: int) -> tuple[Path, dict[str, int]]:
-    _check_int("transactions", transactions, params.MIN_TRANSACTIONS)
-    _check_int("seed", seed, 0)
+def _generate(out: str | Path, transactions: int, seed: int, format: str, chunk_size: int, *,
+              customers: int | None = None, articles: int | None = None, repeats: bool = True,
+              wide: bool = False) -> tuple[Path, dict[str, int]]:
+    _check_sizes(transactions, seed, customers, articles)
     _check_int("chunk_size", chunk_size, 1)
     if format not in FORMATS:
         raise ValueError(f"format={format!r} is not supported; use one of {list(FORMATS)}")
@@ -214,12 +344,33 @@ def _generate(out: str | Path, transactions: int, seed: int, format: str,
                          "e.g. retail.duckdb")
     if format == "parquet" and out.exists() and not out.is_dir():
         raise ValueError(f"out={str(out)!r} is a file; format='parquet' writes a folder")
-    world = build_world(transactions, seed)
-    sink = ParquetSink(out) if format == "parquet" else DuckDBSink(out)
-    counts = write_tables(world, sink, chunk_size)
+    world = build_world(transactions, seed, customers, articles)
+    specs = table_specs(wide)
+    sink = ParquetSink(out, specs) if format == "parquet" else DuckDBSink(out, specs)
+    counts = write_tables(world, sink, chunk_size, repeats=repeats, wide=wide)
     if format == "parquet":
-        shutil.copyfile(SCHEMA_FILE, out / FOLDER_SCHEMA_FILE)
+        _write_schema(out / FOLDER_SCHEMA_FILE, wide)
+        for name in set(WIDE_TABLES) - set(specs):  # left by an earlier wide run
+            (out / f"{name}.parquet").unlink(missing_ok=True)
     return out, counts
+
+
+def _write_schema(target: Path, wide: bool) -> None:
+    """The folder's schema file: the base tables', plus the wide ones' if ``wide``."""
+    text = SCHEMA_FILE.read_text()
+    if wide:  # the wide file lists more tables under the same ``tables:``
+        text += WIDE_SCHEMA_FILE.read_text().split("tables:\n", 1)[1]
+    target.write_text(text)
+
+
+def _check_sizes(transactions: object, seed: object, customers: object,
+                 articles: object) -> None:
+    _check_int("transactions", transactions, params.MIN_TRANSACTIONS)
+    _check_int("seed", seed, 0)
+    if customers is not None:
+        _check_int("customers", customers, params.MIN_CUSTOMERS)
+    if articles is not None:
+        _check_int("articles", articles, params.MIN_ARTICLES)
 
 
 def _check_int(name: str, value: object, minimum: int) -> None:
@@ -236,6 +387,14 @@ def main(argv: list[str] | None = None) -> int:
         description="Generate the synthetic retail database (see the module docstring).")
     parser.add_argument("--transactions", default="100k", help="about how many transactions, "
                         "e.g. 10k, 1M, 100M (default: 100k)")
+    parser.add_argument("--customers", default=None,
+                        help="number of customers (default: transactions / 25)")
+    parser.add_argument("--articles", default=None,
+                        help="number of articles (default: transactions / 200)")
+    parser.add_argument("--no-repeats", action="store_true",
+                        help="no customer buys the same article twice")
+    parser.add_argument("--wide", action="store_true",
+                        help="add ten more event tables around the customer")
     parser.add_argument("--out", required=True, help="folder (parquet) or file (duckdb)")
     parser.add_argument("--format", default="parquet", choices=FORMATS)
     parser.add_argument("--seed", type=int, default=0)
@@ -243,13 +402,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         start = time.perf_counter()
-        out, counts = _generate(args.out, parse_count(args.transactions), args.seed,
-                                args.format, parse_count(args.chunk_size))
+        out, counts = _generate(
+            args.out, parse_count(args.transactions), args.seed, args.format,
+            parse_count(args.chunk_size),
+            customers=None if args.customers is None else parse_count(args.customers),
+            articles=None if args.articles is None else parse_count(args.articles),
+            repeats=not args.no_repeats, wide=args.wide)
         seconds = time.perf_counter() - start
     except ValueError as exc:
         parser.error(str(exc))
     for name, rows in counts.items():
-        print(f"{name:<14} {rows:>13,} rows")
+        print(f"{name:<16} {rows:>13,} rows")
     rate = counts["transactions"] / seconds
     print(f"wrote {out} ({args.format}) in {seconds:.1f} s ({rate:,.0f} transactions/s)")
     return 0

@@ -24,6 +24,8 @@ TRANSACTIONS_PER_ARTICLE = 200
 CUSTOMERS_PER_MERCHANT = 100
 DEVICES_PER_CUSTOMER = 0.6
 MIN_TRANSACTIONS = 10_000
+MIN_CUSTOMERS = 50
+MIN_ARTICLES = 100
 
 # Customers.
 LAUNCH_SHARE, LAUNCH_DAYS = 0.35, 30.0  # share signing up in the first days
@@ -89,6 +91,39 @@ DEVICE_COMPROMISED_SHARE, DEVICE_FRAUD = 0.05, 0.40
 MERCHANT_COMPROMISED_SHARE, MERCHANT_FRAUD = 0.03, 0.15
 REPORT_SHARE = 0.9
 REPORT_MIN_DAYS, REPORT_SHAPE, REPORT_SCALE_DAYS = 1.0, 2.0, 5.0
+
+# No repeats (repeats=False): a purchase of an article its customer already
+# bought is redrawn (same taste and popularity) up to this many times, then dropped.
+REPEAT_REDRAWS = 8
+
+# The wide schema (wide=True): ten more event tables, each with a little signal.
+LEAVE_LEAD_DAYS = 60.0  # "before leaving": the last days before a customer's stop
+RETURN_INTERCEPT, RETURN_SLOPE = -2.5, 1.0  # p_return(a) = sigmoid(-2.5 - 1.0 q_a)
+RETURN_MIN_DAYS, RETURN_SHAPE, RETURN_SCALE_DAYS = 2.0, 2.0, 4.0
+RETURN_REASONS = ("quality", "size", "changed_mind", "late_delivery")
+QUALITY_REASON_INTERCEPT, QUALITY_REASON_SLOPE = -1.5, 1.5  # sigmoid(-1.5 - 1.5 q_a)
+OTHER_REASON_SHARE = (0.5, 0.35, 0.15)  # size, changed_mind, late_delivery
+REVIEW_SHARE, REVIEW_MIN_DAYS, REVIEW_DELAY_MEAN_DAYS = 0.12, 1.0, 7.0
+REVIEW_MEAN, REVIEW_SLOPE = 3.5, 0.8  # rating = clip(round(3.5 + 0.8 q_a + N(0, 1)), 1, 5)
+VOTES_MEAN, VOTE_DELAY_MEAN_DAYS = 1.5, 10.0
+HELPFUL_BASE, HELPFUL_PER_STAR = 0.4, 0.1  # P(helpful) = 0.4 + 0.1 |rating - 3|
+TICKET_DAYS = 180.0  # one support ticket per 180 days of a customer's life, on average
+TICKET_LEAVING_MEAN = 0.3  # extra tickets in the LEAVE_LEAD_DAYS before a customer stops
+TICKET_TOPICS = ("delivery", "payment", "product", "account")
+TICKET_TOPIC_SHARE = (0.35, 0.2, 0.3, 0.15)
+MESSAGES_MEAN, MESSAGES_LEAVING_MEAN, MESSAGE_DAYS = 1.5, 2.0, 7.0  # 1 + Poisson per ticket
+MESSAGE_WORDS, AGENT_SHARE = 30.0, 0.5  # 1 + Poisson(30) words; share written by agents
+# per purchase: views of its article just before it; browsing views over the active life
+VIEWS_OF_PURCHASE, VIEWS_BROWSING, VIEW_LEAD_DAYS = 0.3, 1.0, 7.0
+VIEW_SECONDS = 40.0  # dwell ~ 1 + Exponential(40 s)
+WISH_SHARE, WISH_LEAD_DAYS, WISHES_BROWSING = 0.08, 30.0, 0.1
+SESSIONS_PER_PURCHASE = 0.7  # over the active life
+AFTER_LEAVING_ACTIVITY = 0.3  # browsing and sessions go on after leaving, at this rate
+SESSION_MINUTES, SESSION_LEAVING_FACTOR = 6.0, 0.8  # mean; shorter before leaving
+NEWSLETTER_FIRST_DAY, NEWSLETTER_EVERY_DAYS, NEWSLETTER_OPEN_DAYS = 10.0, 30.0, 2.0
+NEWSLETTER_OPEN = (0.35, 0.25, 0.15)  # P(open): active, before leaving, after leaving
+NEWSLETTER_CLICK = 0.2
+MOVE_DAYS, MOVE_BEFORE_LEAVING = 700.0, 0.1  # address changes; a move before leaving
 
 # Generation: customers per internal block. Blocks, not write chunks, fix the
 # random streams, so the tables do not depend on chunk_size.

@@ -1,4 +1,4 @@
-"""The six tables: their columns, keys, and the rows of the entity tables."""
+"""The tables: their columns, keys, and the rows of the entity tables."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,6 +55,44 @@ TABLES: dict[str, TableSpec] = {
 }
 ENTITY_TABLES = ("customers", "articles", "devices", "merchants")
 EVENT_TABLES = ("transactions", "fraud_reports")
+
+
+def _event(key: str, parents: dict[str, str], *columns: tuple[str, pa.DataType]) -> TableSpec:
+    """An event table: its key, its foreign keys (int64) and its other columns."""
+    fields = [(key, pa.int64()), *((c, pa.int64()) for c in parents), *columns]
+    return TableSpec(pa.schema(fields), key, parents)
+
+
+_TIME = pa.timestamp("us")
+# The wide schema's extra tables (``wide=True``), in the order they are drawn.
+WIDE_TABLES: dict[str, TableSpec] = {
+    "returns": _event("return_id", {"transaction_id": "transactions"},
+                      ("returned_at", _TIME), ("reason", pa.string())),
+    "reviews": _event("review_id", {"customer_id": "customers", "article_id": "articles"},
+                      ("created_at", _TIME), ("rating", pa.int64())),
+    "review_votes": _event("vote_id", {"review_id": "reviews"},
+                           ("voted_at", _TIME), ("helpful", pa.bool_())),
+    "support_tickets": _event("ticket_id", {"customer_id": "customers"},
+                              ("opened_at", _TIME), ("topic", pa.string())),
+    "ticket_messages": _event("message_id", {"ticket_id": "support_tickets"},
+                              ("sent_at", _TIME), ("from_agent", pa.bool_()),
+                              ("words", pa.int64())),
+    "page_views": _event("view_id", {"customer_id": "customers", "article_id": "articles"},
+                         ("viewed_at", _TIME), ("seconds", pa.int64())),
+    "wishlists": _event("wish_id", {"customer_id": "customers", "article_id": "articles"},
+                        ("added_at", _TIME)),
+    "app_sessions": _event("session_id", {"customer_id": "customers", "device_id": "devices"},
+                           ("started_at", _TIME), ("minutes", pa.float64())),
+    "newsletter_opens": _event("open_id", {"customer_id": "customers"},
+                               ("opened_at", _TIME), ("clicked", pa.bool_())),
+    "addresses": _event("address_id", {"customer_id": "customers"},
+                        ("created_at", _TIME), ("region", pa.string())),
+}
+
+
+def table_specs(wide: bool = False) -> dict[str, TableSpec]:
+    """Every table written: the six base tables, plus the wide ones if ``wide``."""
+    return {**TABLES, **WIDE_TABLES} if wide else dict(TABLES)
 
 
 def entity_tables(world: World) -> dict[str, pa.Table]:

@@ -156,12 +156,15 @@ class World:
                 f"merchants={len(self.merchants.category)})")
 
 
-def build_world(transactions: int, seed: int) -> World:
-    """Draws every entity of the world for about ``transactions`` purchases."""
+def build_world(transactions: int, seed: int, customers: int | None = None,
+                articles: int | None = None) -> World:
+    """Draws every entity of the world for about ``transactions`` purchases;
+    ``customers`` and ``articles`` replace the counts derived from it."""
     rng = np.random.default_rng([seed, 0])
-    n_customers = max(50, round(transactions / P.TRANSACTIONS_PER_CUSTOMER))
+    n_customers = customers or max(P.MIN_CUSTOMERS,
+                                   round(transactions / P.TRANSACTIONS_PER_CUSTOMER))
     n_communities = max(2, round(n_customers / P.CUSTOMERS_PER_COMMUNITY))
-    n_articles = max(100, round(transactions / P.TRANSACTIONS_PER_ARTICLE))
+    n_articles = articles or max(P.MIN_ARTICLES, round(transactions / P.TRANSACTIONS_PER_ARTICLE))
     n_merchants = max(20, round(n_customers / P.CUSTOMERS_PER_MERCHANT))
     lam_grid = intensity_grid()
     articles = _articles(rng, n_articles)
@@ -341,7 +344,8 @@ def _rate_scale(base: np.ndarray, stop_p: np.ndarray, target: int) -> float:
 
     lo, hi = 1e-6, 1e6
     if expected(hi) < target:
-        raise RuntimeError(f"cannot reach {target} purchases; the stop chances are too high")
+        raise ValueError(f"transactions={target:,} is too many for {len(base):,} customers: "
+                         "quality churn stops them first; ask for more customers")
     for _ in range(80):
         mid = np.sqrt(lo * hi)
         lo, hi = (mid, hi) if expected(mid) < target else (lo, mid)

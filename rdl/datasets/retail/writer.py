@@ -12,9 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rdl.datasets.retail.purchases import draw_block, num_blocks
-from rdl.datasets.retail.tables import (
-    ENTITY_TABLES, EVENT_TABLES, TABLES, TableSpec, entity_tables,
-)
+from rdl.datasets.retail.tables import ENTITY_TABLES, TableSpec, entity_tables, table_specs
 from rdl.datasets.retail.world import World
 
 _DUCKDB_TYPES = {pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
@@ -22,15 +20,15 @@ _DUCKDB_TYPES = {pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.string(): "VAR
 
 
 class ParquetSink:
-    """One parquet file per table in ``folder``, one row group per write."""
+    """One parquet file per table of ``specs`` in ``folder``, one row group per write."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, specs: dict[str, TableSpec]) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.final = {name: folder / f"{name}.parquet" for name in TABLES}
-        self.temp = {name: folder / f".{name}.parquet.tmp" for name in TABLES}
+        self.final = {name: folder / f"{name}.parquet" for name in specs}
+        self.temp = {name: folder / f".{name}.parquet.tmp" for name in specs}
         self.writers = {name: pq.ParquetWriter(self.temp[name], spec.schema,
                                                use_dictionary=_repeating_columns(spec))
-                        for name, spec in TABLES.items()}
+                        for name, spec in specs.items()}
 
     def write(self, name: str, table: pa.Table) -> None:
         self.writers[name].write_table(table, row_group_size=max(1, len(table)))
@@ -47,9 +45,9 @@ class ParquetSink:
 
 
 class DuckDBSink:
-    """A DuckDB file whose tables declare their primary and foreign keys."""
+    """A DuckDB file whose tables (``specs``) declare their primary and foreign keys."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, specs: dict[str, TableSpec]) -> None:
         import duckdb
 
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,8 +55,8 @@ class DuckDBSink:
         self.temp = path.with_name(f".{path.name}.tmp")
         self.temp.unlink(missing_ok=True)
         self.con = duckdb.connect(str(self.temp))
-        for name in TABLES:
-            self.con.execute(create_table_sql(name))
+        for name in specs:
+            self.con.execute(create_table_sql(name, specs))
 
     def write(self, name: str, table: pa.Table) -> None:
         self.con.register("_chunk", table)
@@ -80,58 +78,57 @@ def _repeating_columns(spec: TableSpec) -> list[str]:
     return [f.name for f in spec.schema if f.name in spec.foreign_keys or f.type == pa.string()]
 
 
-def create_table_sql(name: str) -> str:
+def create_table_sql(name: str, specs: dict[str, TableSpec]) -> str:
     """``CREATE TABLE`` with the table's primary key and foreign keys."""
-    spec = TABLES[name]
+    spec = specs[name]
     lines = [f'"{f.name}" {_DUCKDB_TYPES[f.type]}' for f in spec.schema]
     lines.append(f'PRIMARY KEY ("{spec.primary_key}")')
-    lines += [f'FOREIGN KEY ("{col}") REFERENCES "{parent}" ("{TABLES[parent].primary_key}")'
+    lines += [f'FOREIGN KEY ("{col}") REFERENCES "{parent}" ("{specs[parent].primary_key}")'
               for col, parent in spec.foreign_keys.items()]
     return f'CREATE TABLE "{name}" (\n  ' + ",\n  ".join(lines) + "\n)"
 
 
-def write_tables(world: World, sink: ParquetSink | DuckDBSink, chunk_size: int) -> dict[str, int]:
+def write_tables(world: World, sink: ParquetSink | DuckDBSink, chunk_size: int, *,
+                 repeats: bool = True, wide: bool = False) -> dict[str, int]:
     r"""Writes the entity tables whole and the event tables in chunks.
 
     Blocks of customers are drawn one at a time and buffered; once the
     buffered transactions reach ``chunk_size`` rows, they and the buffered
-    fraud reports (which only reference them or earlier rows) are written.
-    Memory therefore holds at most ``chunk_size`` rows plus one block.
+    rows of the other event tables (which only reference them, each other
+    or earlier rows) are written. Memory therefore holds at most
+    ``chunk_size`` transactions (and their events) plus one block.
 
     Returns:
         Rows written per table.
     """
-    counts = {}
+    counts: dict[str, int] = {}
+    events = [name for name in table_specs(wide) if name not in ENTITY_TABLES]
     try:
         for name, table in entity_tables(world).items():
             sink.write(name, table)
             counts[name] = len(table)
-        buffers: dict[str, list[pa.Table]] = {name: [] for name in EVENT_TABLES}
-        counts.update({name: 0 for name in EVENT_TABLES})
-        buffered = 0
+        buffers: dict[str, list[pa.Table]] = {}
         for block in range(num_blocks(world)):
-            tables = draw_block(world, block, counts["transactions"] + buffered,
-                                counts["fraud_reports"] + sum(map(len, buffers["fraud_reports"])))
-            for name, table in zip(EVENT_TABLES, tables):
-                buffers[name].append(table)
-            buffered += len(tables[0])
-            if buffered >= chunk_size:
+            first = {name: counts.get(name, 0) + sum(map(len, buffers.get(name, [])))
+                     for name in events}
+            for name, table in draw_block(world, block, first, repeats=repeats,
+                                          wide=wide).items():
+                buffers.setdefault(name, []).append(table)
+            if sum(map(len, buffers["transactions"])) >= chunk_size:
                 _flush(sink, buffers, counts)
-                buffered = 0
         _flush(sink, buffers, counts)
     except BaseException:
         sink.abort()
         raise
     sink.close()
-    return {name: counts[name] for name in ENTITY_TABLES + EVENT_TABLES}
+    return counts
 
 
 def _flush(sink: ParquetSink | DuckDBSink, buffers: dict[str, list[pa.Table]],
            counts: dict[str, int]) -> None:
-    for name in EVENT_TABLES:  # transactions first: reports reference them
-        if buffers[name]:
-            table = pa.concat_tables(buffers[name])
-            if len(table):
-                sink.write(name, table)
-            counts[name] += len(table)
-            buffers[name].clear()
+    for name, tables in buffers.items():  # drawn parents first: children reference them
+        rows = sum(map(len, tables))
+        if rows:
+            sink.write(name, pa.concat_tables(tables))
+        counts[name] = counts.get(name, 0) + rows
+        tables.clear()
