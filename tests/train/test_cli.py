@@ -115,7 +115,7 @@ def test_defaults_hold_up_on_small_data(tmp_path, monkeypatch):
     assert cli.trainer.gradient_clip_val == 1.0
     assert cli.datamodule.min_steps_per_epoch == 20
     hp = cli.model.hparams
-    assert (hp.lr_schedule, hp.warmup, hp.lr_floor, hp.weight_decay) == ("cosine", 0.05, 0.1, 0.01)
+    assert (hp.lr_schedule, hp.warmup, hp.lr_floor, hp.weight_decay) == ("constant", 0.05, 0.1, 0.01)
     assert cli.trainer.early_stopping_callback.patience == 5
 
 
