@@ -131,7 +131,8 @@ class Predictor:
         """The task's metrics on ``split`` of this predictor's database."""
         datamodule = RelationalDataModule(
             self.info.data["source"], self.info.make_task(), num_neighbors=self.num_neighbors,
-            batch_size=self.batch_size, stat_windows=self._stat_windows(),
+            batch_size=self.batch_size,
+            stat_windows=[f"{w}s" for w in self.info.data.get("stat_windows") or []] or None,
         )
         datamodule.db, datamodule.graph = self.db, self.graph
         datamodule.task.check(self.db)
@@ -162,17 +163,11 @@ class Predictor:
 
         sampler = TemporalNeighborSampler(self.graph, self.num_neighbors, strategy="last")
         stats = None
-        if self.module.model.temporal_stats:
-            windows = [int(pd.Timedelta(w).total_seconds()) for w in self._stat_windows()]
-            stats = TemporalNodeStats(sampler.index, windows)
+        if self.module.model.temporal_stats:  # the windows it was trained with, in seconds
+            stats = TemporalNodeStats(sampler.index, self.info.data["stat_windows"])
         return NodeLoader(self.graph, node_sampler=sampler,
                           input_nodes=(self.info.seed_type, seeds.node), input_time=seeds.time,
                           batch_size=self.batch_size, shuffle=False, transform=stats)
-
-    def _stat_windows(self) -> list[str] | None:
-        """The temporal count windows the model was trained with."""
-        windows = self.info.data.get("stat_windows")
-        return None if windows is None else [f"{w}s" for w in windows]
 
     def _seen(self, seeds: Seeds, position: torch.Tensor) -> SeenItems | None:
         """Recommendation: the items the seeds at ``position`` already had."""

@@ -9,7 +9,6 @@ from typing import Any
 
 import lightning as L
 import pandas as pd
-import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.loader import NodeLoader
@@ -17,6 +16,7 @@ from torch_geometric.loader import NodeLoader
 from rdl.db import Database, connect
 from rdl.graph import build_graph, load_graph, safe_name, save_graph
 from rdl.sampling import NUM_WINDOWS, TemporalNeighborSampler, TemporalNodeStats
+from rdl.sampling.neighbors import expand_ranges
 from rdl.tasks import SPLITS, Task, parse_timedelta, repeat_rate, types
 from rdl.tasks.leakage import GUARD_MODES, GuardMode, guard
 from rdl.train.distributed import ShardSampler, share_cpu_threads
@@ -373,11 +373,8 @@ class AttachLabels:
             return LabeledBatch(inputs, self.seeds.label.index_select(0, position), position)
         start = self.seeds.label_ptr.index_select(0, position)
         count = self.seeds.label_ptr.index_select(0, position + 1) - start
-        total = int(count.sum())
-        owner = torch.repeat_interleave(torch.arange(position.numel()), count, output_size=total)
-        offset = torch.arange(total) - torch.repeat_interleave(count.cumsum(0) - count, count,
-                                                               output_size=total)
-        y = self.seeds.label.index_select(0, start.index_select(0, owner) + offset)
+        owner, slot = expand_ranges(start, count)
+        y = self.seeds.label.index_select(0, slot)
         seen = None if self.seen is None else self.seen.lookup(
             self.seeds.node.index_select(0, position), self.seeds.time.index_select(0, position))
         return LabeledBatch(inputs, y, position, owner, seen)

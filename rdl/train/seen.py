@@ -17,6 +17,7 @@ from torch_geometric.data import HeteroData
 
 from rdl.db.database import Database
 from rdl.graph import to_unix_seconds
+from rdl.sampling.neighbors import expand_ranges
 from rdl.tasks import Task
 from rdl.tasks.history import item_history
 
@@ -84,11 +85,7 @@ class SeenIndex:
         start = self.ptr.index_select(0, node)
         offset = (time - self.t0).clamp(min=-1, max=self.span - 1)
         end = torch.searchsorted(self.key, node * self.span + offset, right=True)
-        count = end - start
-        total = int(count.sum())
-        owner = torch.repeat_interleave(torch.arange(node.numel()), count, output_size=total)
-        row = start.index_select(0, owner) + torch.arange(total) - torch.repeat_interleave(
-            count.cumsum(0) - count, count, output_size=total)
+        owner, row = expand_ranges(start, end - start)
         pair = owner * self.num_items + self.item.index_select(0, row)
         unique, inverse, times_seen = torch.unique(pair, return_inverse=True, return_counts=True)
         last = torch.zeros(unique.numel(), dtype=torch.long).scatter_reduce(
