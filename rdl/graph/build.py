@@ -15,6 +15,9 @@ from rdl.graph.names import forward_relation, reverse_relation, safe_name
 from rdl.graph.text import HashTextEmbedder
 
 
+SECONDS_PER_DAY = 86_400.0
+
+
 def to_unix_seconds(times: pd.Series) -> torch.Tensor:
     """``datetime64`` values as int64 seconds since the epoch."""
     return torch.from_numpy(times.to_numpy(dtype="datetime64[s]").astype(np.int64))

@@ -19,10 +19,9 @@ from torch_frame import TensorFrame, stype
 from torch_geometric.data import HeteroData
 from torch_geometric.typing import EdgeType
 
+from rdl.graph import SECONDS_PER_DAY
 from rdl.nn.messages import MessageLayout
 from rdl.nn.names import edge_key
-
-SECONDS_PER_DAY = 86_400.0
 
 
 @dataclass

@@ -26,13 +26,13 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.typing import EdgeType, NodeType
 
+from rdl.graph import SECONDS_PER_DAY
 from rdl.sampling.csc import ParentIndex, TimeSortedCSC
 from rdl.sampling.graph_index import GraphIndex
 from rdl.sampling.time_code import CODE_BITS
 
 NUM_WINDOWS = 3
 NEVER_DAYS = 36_500.0
-SECONDS_PER_DAY = 86_400.0
 
 
 def stats_widths(node_types: Sequence[NodeType], edge_types: Sequence[EdgeType],

@@ -16,12 +16,10 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 
 from rdl.db.database import Database
-from rdl.graph import to_unix_seconds
+from rdl.graph import SECONDS_PER_DAY, to_unix_seconds
 from rdl.sampling.neighbors import expand_ranges
 from rdl.tasks import Task
 from rdl.tasks.history import item_history
-
-SECONDS_PER_DAY = 86_400.0
 
 
 @dataclass
