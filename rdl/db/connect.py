@@ -12,6 +12,7 @@ from rdl.db.duckdb_source import DuckDBSource, duckdb_path
 from rdl.db.folder_source import FolderSource
 from rdl.db.issues import DataIssue, SchemaError, SourceError
 from rdl.db.keys import foreign_key_column, resolve_foreign_key, resolve_primary_key
+from rdl.db.numbers import recover_numbers
 from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bound
 from rdl.db.raw import Source, TableInfo, read_frame
 from rdl.db.schema import (
@@ -168,6 +169,8 @@ def build_database(
             bound = time_bound(info, declared_time, options.upto)
         df, found = read_frame(source, info, read, bound)
         issues.extend(found)
+        features = [c for c in df.columns if c not in set(pk) | fk_cols | {time}]
+        issues.extend(recover_numbers(name, df, features, ov.stypes))
         df = _parse_time_column(name, df, declared_time, issues)
         if time is not None and options.upto is not None:
             df = df.loc[df[time] <= options.upto].reset_index(drop=True)

@@ -4,7 +4,8 @@ of parquet parts), with Arrow's multi-threaded readers.
 Parquet is read through ``pyarrow.dataset``: only the columns asked for are
 decoded, and a time filter skips row groups by their statistics before
 decoding. CSV files are parsed whole (only the columns asked for are
-converted) and cut by time after parsing.
+converted, the common spellings of NULL read as NULL) and cut by time after
+parsing.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pyarrow.csv as pv
 import pyarrow.dataset as ds
 
 from rdl.db.issues import DataIssue, SourceError
+from rdl.db.numbers import NULL_SPELLINGS
 from rdl.db.raw import TableInfo, TimeBound
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -124,7 +126,9 @@ class _CsvTable:
             data = pv.read_csv(
                 self.path,
                 parse_options=pv.ParseOptions(delimiter=self.delimiter),
-                convert_options=pv.ConvertOptions(strings_can_be_null=True, include_columns=columns),
+                convert_options=pv.ConvertOptions(
+                    null_values=list(NULL_SPELLINGS), strings_can_be_null=True,
+                    include_columns=columns),
             )
         except (pa.ArrowException, OSError) as exc:
             raise SourceError(f"Could not read CSV {self.path}: {exc}") from None

@@ -75,7 +75,9 @@ def read_frame(
     Binary columns (BLOBs) have no feature meaning and are dropped with a
     note (all-NULL columns are judged later, as features); decimals become
     float64; integer columns with NULLs become nullable ``Int64`` rather than
-    float, so that keys keep their values exactly.
+    float, so that keys keep their values exactly; dates become datetime
+    objects, or ``datetime64`` when there are no rows (an empty column of
+    objects would say nothing of its type).
     Columns are converted one at a time and each Arrow column is freed as
     soon as pandas has it, so a table never needs twice its size.
     """
@@ -87,7 +89,8 @@ def read_frame(
     converted = {}
     while data.num_columns:  # one column at a time, each freed once pandas has it
         # via a one-column table: pandas gets its own writable copy, not a view of Arrow's
-        column = data.select([0]).to_pandas(types_mapper=_nullable_integers).iloc[:, 0]
+        column = data.select([0]).to_pandas(
+            types_mapper=_nullable_integers, date_as_object=num_rows > 0).iloc[:, 0]
         if isinstance(column.dtype, pd.Int64Dtype) and not column.hasnans:
             column = column.astype("int64")
         converted[data.column_names[0]] = column

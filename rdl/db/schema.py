@@ -17,12 +17,20 @@ Example::
       planes:
         primary_key: tailnum
         time_column: {column: year, unit: year}   # integer years
+      seasons:
+        time_column: {column: yearID, unit: year, at: end}   # known when the year ends
       weather:
         primary_key: [origin, time_hour]
 
 A declared value always wins over what the database reflects. ``foreign_keys``
 entries replace reflected keys on the same columns; ``column: null`` removes a
 reflected key. ``time_column: null`` declares a table static.
+
+A time column in ``year``, ``month`` or ``day`` units stands for a whole
+period. ``at: start`` (the default) places each row at the period's first
+instant (1999 -> 1999-01-01 00:00:00); ``at: end`` at its last second, the
+next period's start minus one second (1999 -> 1999-12-31 23:59:59), so that
+a row summing up a period is only seen by predictions made once it is over.
 """
 from __future__ import annotations
 
@@ -35,6 +43,9 @@ from rdl.db.table import STYPES
 
 # Units a declared time column may be stored in, besides real dates/times.
 TIME_UNITS = ("s", "ms", "us", "ns", "year", "month", "day")
+# Units whose values are calendar periods, and where in the period a row sits.
+CALENDAR_UNITS = ("year", "month", "day")
+TIME_PLACEMENTS = ("start", "end")
 _TABLE_KEYS = {"primary_key", "foreign_keys", "time_column", "stypes", "drop_columns"}
 UNSET: Any = object()  # "not declared", as opposed to an explicit null
 
@@ -64,11 +75,15 @@ class TimeColumn:
             YYYY, ``month`` as YYYYMM, ``day`` as YYYYMMDD), or ``None`` for
             real dates/times and date strings.
         format: ``strftime`` format for date strings, or ``None`` to infer.
+        at: For ``CALENDAR_UNITS``: ``"start"`` places a row at its period's
+            first instant, ``"end"`` at its last second (the next period's
+            start minus one second).
     """
 
     column: str
     unit: str | None = None
     format: str | None = None
+    at: str = "start"
 
 
 @dataclass
@@ -204,17 +219,28 @@ def _parse_time_column(value: Any, ctx: str) -> TimeColumn | None:
     if isinstance(value, str):
         return TimeColumn(value)
     if isinstance(value, dict) and "column" in value:
-        unknown = set(value) - {"column", "unit", "format"}
+        unknown = set(value) - {"column", "unit", "format", "at"}
         if unknown:
             raise SchemaError(f"{ctx}: time_column has unknown key(s) {sorted(unknown)}.")
-        unit = value.get("unit")
+        column, unit, at = str(value["column"]), value.get("unit"), value.get("at", "start")
         if unit is not None and unit not in TIME_UNITS:
             raise SchemaError(
                 f"{ctx}: time_column unit {unit!r} is not one of {list(TIME_UNITS)}."
             )
-        return TimeColumn(str(value["column"]), unit, value.get("format"))
+        if at not in TIME_PLACEMENTS:
+            raise SchemaError(
+                f"{ctx}: time_column {column!r} has at: {at!r}; use 'start' (the default) "
+                "or 'end' (each row at the end of its year, month or day)."
+            )
+        if at == "end" and unit not in CALENDAR_UNITS:
+            raise SchemaError(
+                f"{ctx}: time_column {column!r} has at: end, which needs unit "
+                f"{' | '.join(CALENDAR_UNITS)} (the period each value stands for); "
+                f"its unit is {unit!r}."
+            )
+        return TimeColumn(column, unit, value.get("format"), at)
     raise SchemaError(
-        f"{ctx}: time_column must be a column name or {{column: ..., unit: ...}}."
+        f"{ctx}: time_column must be a column name or {{column: ..., unit: ..., at: ...}}."
     )
 
 

@@ -114,6 +114,9 @@ class SQLSource:
         self.chunk_rows = chunk_rows
         self.issues: list[DataIssue] = []
         self._columns: dict[str, list[dict]] = {}
+        # What a failing query raises: SQLAlchemy's wrapped errors, and the
+        # driver's own from the COPY path, which uses the driver directly.
+        self._failures = (sa.exc.DBAPIError, self.engine.dialect.loaded_dbapi.Error)
         try:
             self.conn = self.engine.connect()
         except sa.exc.OperationalError as exc:
@@ -125,7 +128,7 @@ class SQLSource:
             inspector = sa.inspect(self.conn)
             infos = [self._reflect(inspector, name)
                      for name in inspector.get_table_names(schema=self.sql_schema)]
-        except sa.exc.OperationalError as exc:
+        except self._failures as exc:
             raise self._error(exc) from None
         if not infos:
             where = f"schema {self.sql_schema!r} of " if self.sql_schema else ""
@@ -151,8 +154,8 @@ class SQLSource:
                 data = fetch_with_copy(self.conn, query, readable)
             if data is None:
                 data = _fetch_arrow(self.conn, query, readable, self.chunk_rows)
-        except sa.exc.OperationalError as exc:
-            raise self._error(exc) from None
+        except self._failures as exc:
+            raise self._error(exc, info.name) from None
         if limit is None:
             self.issues.extend(
                 DataIssue(
@@ -164,8 +167,12 @@ class SQLSource:
         return data
 
     def close(self) -> None:
-        self.conn.close()
-        self.engine.dispose()
+        try:
+            self.conn.close()
+        except self._failures:
+            pass  # the connection dropped: nothing is left to release on it
+        finally:
+            self.engine.dispose()
 
     def _reflect(self, inspector: sa.Inspector, name: str) -> TableInfo:
         columns = inspector.get_columns(name, schema=self.sql_schema)
@@ -187,9 +194,28 @@ class SQLSource:
             comparable={c: t for c, t in comparable.items() if t is not None},
         )
 
-    def _error(self, exc: sa.exc.OperationalError) -> SourceError:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        return SourceError(f"Could not read {self.shown}: {reason}")
+    def _error(self, exc: Exception, table: str | None = None) -> SourceError:
+        """One line naming the source, the table being read and the driver's
+        reason, instead of the driver's traceback; a dropped connection is
+        called lost, as rdl kept nothing of the tables read before it."""
+        orig = getattr(exc, "orig", None) or exc
+        reason = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+        if table is None:
+            return SourceError(f"Could not read {self.shown}: {reason}")
+        if self._lost(exc):
+            reason = (f"the connection to the server was lost: {reason}. Nothing was kept; "
+                      "run again once the server is reachable.")
+        return SourceError(f"Could not read table {table!r} of {self.shown}: {reason}")
+
+    def _lost(self, exc: Exception) -> bool:
+        """Whether ``exc`` came from a connection that is gone."""
+        if getattr(exc, "connection_invalidated", False) or self.conn.invalidated:
+            return True
+        try:
+            dbapi_conn = self.conn.connection.dbapi_connection
+        except sa.exc.SQLAlchemyError:  # no connection left to ask
+            return True
+        return self.engine.dialect.is_disconnect(getattr(exc, "orig", None) or exc, dbapi_conn, None)
 
 
 def _comparable(dialect: str, sql_type: sa.types.TypeEngine) -> pa.DataType | None:
@@ -226,13 +252,27 @@ def _fetch_arrow(
     names = [c["name"] for c in columns]
     types = [_arrow_type(c["type"]) for c in columns]
     result = conn.execution_options(stream_results=True, yield_per=chunk_rows).execute(query)
-    batches = [
-        _rows_to_arrow(rows, names, types) for rows in _partitions(result, chunk_rows)
-    ]
-    if not batches:
-        schema = pa.schema([(n, t or pa.null()) for n, t in zip(names, types)])
-        return schema.empty_table()
+    cursor = result.cursor
+    try:
+        batches = [
+            _rows_to_arrow(rows, names, types) for rows in _partitions(result, chunk_rows)
+        ]
+    except sa.exc.DBAPIError as exc:
+        if exc.connection_invalidated:
+            _forget_unread_rows(cursor)
+        raise
+    if not batches:  # no values to infer from: the declared types
+        return pa.schema([(c["name"], _declared_type(c["type"])) for c in columns]).empty_table()
     return pa.concat_tables(batches, promote_options="permissive")
+
+
+def _forget_unread_rows(cursor) -> None:
+    """Tells PyMySQL's streaming cursor of a dropped connection that no rows
+    are left: it would otherwise try to read them from the closed socket when
+    it is freed, and print a traceback long after rdl has reported the error."""
+    pending = getattr(cursor, "_result", None)
+    if getattr(pending, "unbuffered_active", False):
+        pending.unbuffered_active = False
 
 
 def _partitions(result: sa.CursorResult, size: int) -> Iterator[list]:
@@ -252,6 +292,16 @@ def _rows_to_arrow(rows: list, names: list[str], types: list[pa.DataType | None]
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
             arrays.append(pa.array([None if v is None else str(v) for v in values]))
     return pa.Table.from_arrays(arrays, names=names)
+
+
+def _declared_type(sql_type: sa.types.TypeEngine) -> pa.DataType:
+    """The Arrow type of an empty column declared ``sql_type`` (``null`` for
+    types rdl does not map)."""
+    if isinstance(sql_type, (sa.Float, sa.Numeric)):
+        return pa.float64()
+    if isinstance(sql_type, sa.DateTime):
+        return pa.timestamp("us", tz="UTC" if sql_type.timezone else None)
+    return _arrow_type(sql_type) or pa.null()
 
 
 def _arrow_type(sql_type: sa.types.TypeEngine) -> pa.DataType | None:

@@ -9,7 +9,8 @@ stype               chosen for
 categorical         booleans, 0/1 integers, short strings
 numerical           other numbers
 timestamp           datetimes, date objects, dates written as text
-multicategorical    lists of strings, or strings of delimited tags ("a|b|c")
+multicategorical    lists of strings, or strings of delimited tags ("a|b|c",
+                    see :func:`tag_delimiter`)
 text_embedded       free text: several words per value on average, mostly unique
 embedding           lists of numbers (precomputed vectors)
 ==================  ===========================================================
@@ -22,7 +23,17 @@ import pandas as pd
 from rdl.db.issues import DataIssue, SchemaError
 from rdl.db.times import is_time_like, parse_times
 
-_TAG_DELIMITERS = ("|", ";")
+# Tag delimiters, tried in this order, and the share of values that must hold
+# one: a comma also separates the words of ordinary text, so it needs most
+# values, while "|" and ";" rarely appear in anything but lists.
+TAG_DELIMITERS = ("|", ";", ",")
+_MIN_DELIMITED = {"|": 0.3, ";": 0.3, ",": 0.5}
+# A tag is short: nine pieces in ten have at most this many words and characters.
+_MAX_TAG_WORDS = 4
+_MAX_TAG_CHARS = 40
+_SHORT_SHARE = 0.9
+# A tag recurs at least this many times as often as a whole value does.
+_TAG_REPEATS = 2.0
 _TEXT_MIN_WORDS = 4.0
 _SAMPLE = 2000
 
@@ -39,28 +50,61 @@ def infer_stype(series: pd.Series) -> str:
     if is_time_like(series):
         return "timestamp"
     sample = _sample(series)
-    first = sample.iloc[0]
-    if isinstance(first, (list, tuple, np.ndarray)):
+    if _holds_lists(sample):
         return _list_stype(sample)
     text = sample.astype(str)
+    if _inferred_delimiter(text) is not None:
+        return "multicategorical"
     if _mean_words(text) >= _TEXT_MIN_WORDS and text.nunique() > 0.5 * len(text):
         return "text_embedded"
-    if _delimiter(text) is not None:
-        return "multicategorical"
     return "categorical"
 
 
 def tag_delimiter(series: pd.Series) -> str | None:
-    """The delimiter of a multicategorical text column, if it has one."""
+    r"""The delimiter of a column of tag strings, or ``None`` for lists or no delimiter.
+
+    Inference takes the first of :data:`TAG_DELIMITERS` that splits the values
+    into tags: it is in enough of them (30% for ``|`` and ``;``, half for
+    ``,``); nine pieces in ten are short (at most 4 words and 40
+    characters); comma pieces are not mostly numbers (``12,5`` and ``1,200``
+    are numbers); there are fewer distinct pieces than distinct values; and a
+    piece recurs at least twice as often as a whole value does. Tags are a
+    small vocabulary combined in many ways ("Action|Comedy"), whereas a
+    city and state ("Paris, TX"), a code with a suffix ("NY|10001") or a
+    sentence with commas are mostly unique pieces. A column declared
+    ``multicategorical`` whose values fail these rules is split at the
+    delimiter found in the most values.
+    """
     sample = _sample(series)
-    if isinstance(sample.iloc[0], (list, tuple, np.ndarray)):
+    if sample.empty or _holds_lists(sample):
         return None
-    return _delimiter(sample.astype(str))
+    text = sample.astype(str)
+    inferred = _inferred_delimiter(text)
+    if inferred is not None:
+        return inferred
+    counts = {d: int(text.str.contains(d, regex=False).sum()) for d in TAG_DELIMITERS}
+    best = max(TAG_DELIMITERS, key=lambda d: counts[d])
+    return best if counts[best] else None
+
+
+def split_tags(series: pd.Series, delimiter: str | None) -> pd.Series:
+    """Each value as its list of tags, stripped and without empty ones (a
+    whole value is one tag without a delimiter); NULL stays NULL."""
+    def tags(value: str) -> list[str]:
+        pieces = value.split(delimiter) if delimiter else [value]
+        return [t for t in (p.strip() for p in pieces) if t]
+
+    return series.astype(object).map(lambda v: None if pd.isna(v) else tags(str(v)))
 
 
 def _sample(series: pd.Series) -> pd.Series:
     values = series.dropna()
     return values.iloc[:: max(1, len(values) // _SAMPLE)].iloc[:_SAMPLE]
+
+
+def _holds_lists(values: pd.Series) -> bool:
+    first = values.dropna().head(1)
+    return len(first) > 0 and isinstance(first.iloc[0], (list, tuple, np.ndarray))
 
 
 def _list_stype(sample: pd.Series) -> str:
@@ -76,16 +120,29 @@ def _mean_words(text: pd.Series) -> float:
     return float(text.str.split().str.len().mean())
 
 
-def _delimiter(text: pd.Series) -> str | None:
-    """A tag delimiter present in most values whose tags repeat across rows."""
-    for delimiter in _TAG_DELIMITERS:
-        has = text.str.contains(delimiter, regex=False)
-        if has.mean() < 0.3:
-            continue
-        tags = text.str.split(delimiter, regex=False).explode().str.strip()
-        if tags.nunique() < 0.5 * len(tags):
+def _inferred_delimiter(text: pd.Series) -> str | None:
+    """The first delimiter that splits ``text`` into tags (rules: :func:`tag_delimiter`)."""
+    for delimiter in TAG_DELIMITERS:
+        if _splits_into_tags(text, delimiter):
             return delimiter
     return None
+
+
+def _splits_into_tags(text: pd.Series, delimiter: str) -> bool:
+    if text.str.contains(delimiter, regex=False).mean() < _MIN_DELIMITED[delimiter]:
+        return False
+    pieces = text.str.split(delimiter, regex=False).explode().str.strip()
+    pieces = pieces[pieces != ""]
+    if pieces.empty:
+        return False
+    short = (pieces.str.len() <= _MAX_TAG_CHARS) & (pieces.str.split().str.len() <= _MAX_TAG_WORDS)
+    if short.mean() < _SHORT_SHARE:
+        return False
+    if delimiter == "," and pd.to_numeric(pieces, errors="coerce").notna().mean() > 0.5:
+        return False
+    distinct_pieces, distinct_values = pieces.nunique(), text.nunique()
+    return (distinct_pieces < distinct_values
+            and len(pieces) / distinct_pieces >= _TAG_REPEATS * len(text) / distinct_values)
 
 
 def assign_stypes(
@@ -94,7 +151,8 @@ def assign_stypes(
 ) -> dict[str, str]:
     """Stype per feature column of table ``name``, declared or inferred, and
     all-NULL columns dropped (counted in ``issues``); values are normalised
-    in place to what the stype expects (dates parsed, tags split into lists).
+    in place to what the stype expects (dates parsed, tag strings split into
+    lists at :func:`tag_delimiter`).
     The columns of an empty table keep their declared stype, or their dtype's."""
     for col in declared:
         if col in not_features:
@@ -112,7 +170,7 @@ def assign_stypes(
                 "empty_column", name, col, len(df), "column dropped",
                 "column holds only NULL values",
             ))
-            df.drop(columns=col, inplace=True)
+            del df[col]
             continue
         stype = declared.get(col) or infer_stype(df[col])
         if stype == "timestamp" and not pd.api.types.is_datetime64_any_dtype(df[col]):
@@ -123,11 +181,8 @@ def assign_stypes(
                     "unparseable_time", name, col, bad, "value set to NULL",
                     "value could not be parsed as a date/time",
                 ))
-        elif stype == "multicategorical" and df[col].dtype != object:
-            delimiter = tag_delimiter(df[col]) or ","
-            df[col] = df[col].str.split(delimiter, regex=False).map(
-                lambda tags: [t.strip() for t in tags] if isinstance(tags, list) else tags
-            )
+        elif stype == "multicategorical" and not _holds_lists(df[col]):
+            df[col] = split_tags(df[col], tag_delimiter(df[col]))
         stypes[col] = stype
     return stypes
 

@@ -1,6 +1,7 @@
 """Time columns: recognising dates stored as text and parsing every storage form
 (datetimes, date strings, epoch numbers, integer years/months/days) into naive
-UTC ``datetime64[ns]``."""
+UTC ``datetime64[ns]``; a year, month or day declared ``at: end`` becomes the
+last second of that period."""
 from __future__ import annotations
 
 import re
@@ -8,12 +9,15 @@ import re
 import numpy as np
 import pandas as pd
 
-from rdl.db.schema import TimeColumn
+from rdl.db.schema import CALENDAR_UNITS, TimeColumn
 
 _ISO = r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?"
 _SLASHED = r"\d{1,2}/\d{1,2}/\d{4}( \d{1,2}:\d{2}(:\d{2})?)?"
 _DATE_PATTERN = re.compile(rf"^\s*(?:{_ISO}|{_SLASHED})\s*$")
 _EPOCH_UNITS = ("s", "ms", "us", "ns")
+# From a period's first instant to the next period's.
+_NEXT_PERIOD = {"year": pd.offsets.YearBegin(1), "month": pd.offsets.MonthBegin(1),
+                "day": pd.Timedelta(days=1)}
 
 # Column-name hints for the time column, best first. Names that say the time
 # is not the row's creation (birth dates, expiry, updates) are never picked.
@@ -50,7 +54,9 @@ def parse_times(series: pd.Series, spec: TimeColumn | None = None) -> tuple[pd.S
     """Parses ``series`` into naive UTC ``datetime64[ns]``.
 
     Returns the parsed series and how many non-null values could not be
-    parsed (they become NaT; the caller reports them).
+    parsed (they become NaT; the caller reports them). Calendar units are
+    placed at the start of their period, or with ``spec.at == "end"`` at its
+    last second (the next period's start minus one second).
     """
     unit = spec.unit if spec else None
     fmt = spec.format if spec else None
@@ -58,8 +64,10 @@ def parse_times(series: pd.Series, spec: TimeColumn | None = None) -> tuple[pd.S
     if unit in _EPOCH_UNITS:
         numbers = pd.to_numeric(series, errors="coerce")
         parsed = pd.to_datetime(numbers, unit=unit, errors="coerce")
-    elif unit in ("year", "month", "day"):
+    elif unit in CALENDAR_UNITS:
         parsed = _parse_calendar_numbers(series, unit)
+        if spec.at == "end":
+            parsed = parsed + _NEXT_PERIOD[unit] - pd.Timedelta(seconds=1)
     elif pd.api.types.is_datetime64_any_dtype(series):
         parsed = series
     elif pd.api.types.is_numeric_dtype(series):

@@ -1,0 +1,90 @@
+"""Numbers stored as text: a column of numbers with a few stray strings in it
+(``N/A``, ``12,5``, ``-``) is read as numerical, not as categorical.
+
+CSV readers, spreadsheet exports and untyped SQL columns hand over a whole
+column as text as soon as one value is not a number, which would silently
+turn a quantity into thousands of categories. rdl instead reads a text
+feature column as numbers when at least :data:`MIN_NUMERIC_SHARE` of its
+values are numbers: the common spellings of NULL (:data:`NULL_SPELLINGS`)
+become NULL, and every other value that is not a number becomes NULL and is
+counted in ``db.issues`` with examples and the first row it is in. A column
+that is mostly text is left as text.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rdl.db.issues import DataIssue
+
+# Values that mean "no value" in text exports (R, pandas, Excel, SQL dumps).
+NULL_SPELLINGS = ("", "NA", "N/A", "n/a", "#N/A", "null", "NULL", "Null",
+                  "nan", "NaN", "NAN", "-")
+# Share of the non-NULL values that must be numbers: one stray value in
+# twenty at most, so that a text column that merely holds some numbers
+# (codes, sizes like "10", "XL") stays text.
+MIN_NUMERIC_SHARE = 0.95
+_SAMPLE = 1000  # values looked at first, so that text columns are skipped fast
+_EXAMPLES = 3
+
+
+def recover_numbers(
+    name: str, df: pd.DataFrame, features: list[str], declared: dict[str, str],
+) -> list[DataIssue]:
+    """Converts, in place, the text feature columns of table ``name`` that
+    hold numbers (see the module docstring) to float64; returns an issue per
+    column for the values set to NULL. A column declared ``numerical`` in the
+    schema file is converted whatever its share of numbers; one declared
+    with another stype is left alone."""
+    issues = []
+    for col in features:
+        stype = declared.get(col)
+        if stype not in (None, "numerical") or not _is_text(df[col]):
+            continue
+        if stype is None and _share(*_parse(_sample(df[col]))) < 0.5:
+            continue  # clearly text: spare parsing every value
+        numbers, bad = _parse(df[col])
+        if stype is None and _share(numbers, bad) < MIN_NUMERIC_SHARE:
+            continue
+        if bad.any():
+            issues.append(_issue(name, col, df[col], bad))
+        df[col] = numbers
+    return issues
+
+
+def _is_text(series: pd.Series) -> bool:
+    if isinstance(series.dtype, pd.StringDtype):
+        return True
+    return series.dtype == object and all(isinstance(v, str) for v in _sample(series))
+
+
+def _sample(series: pd.Series) -> pd.Series:
+    values = series.dropna()
+    return values.iloc[:: max(1, len(values) // _SAMPLE)].iloc[:_SAMPLE]
+
+
+def _parse(series: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The values as float64 (NULL where not a finite number), and which
+    non-NULL values are not numbers."""
+    text = series.astype(object).where(series.notna())
+    stripped = text.str.strip()
+    null = stripped.isna() | stripped.isin(NULL_SPELLINGS)
+    numbers = pd.to_numeric(stripped.where(~null), errors="coerce").astype("float64")
+    numbers = numbers.where(np.isfinite(numbers))
+    return numbers, ~null & numbers.isna()
+
+
+def _share(numbers: pd.Series, bad: pd.Series) -> float:
+    """The share of the non-NULL values that are numbers."""
+    parsed = int(numbers.notna().sum())
+    return parsed / (parsed + int(bad.sum())) if parsed else 0.0
+
+
+def _issue(name: str, col: str, values: pd.Series, bad: pd.Series) -> DataIssue:
+    examples = ", ".join(repr(str(v)[:20]) for v in values[bad].drop_duplicates().head(_EXAMPLES))
+    first = int(np.flatnonzero(bad.to_numpy())[0]) + 1
+    return DataIssue(
+        "unparseable_number", name, col, int(bad.sum()), "value set to NULL",
+        f"value is not a number in a column of numbers, e.g. {examples} (first at row "
+        f"{first} of those read); declare the column categorical to keep the text",
+    )

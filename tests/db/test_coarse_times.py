@@ -1,0 +1,108 @@
+"""Time columns in years, months and days, placed at the start or the end of
+their period (``at:`` in the schema file)."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import rdl
+from rdl.db import SchemaError
+from rdl.db.schema import TimeColumn
+from rdl.db.times import parse_times
+from rdl.tasks import Task
+
+
+@pytest.mark.parametrize("unit, values, expected", [
+    ("year", [1999, 2000], ["1999-12-31 23:59:59", "2000-12-31 23:59:59"]),
+    ("month", [199902, 200002, 199912], ["1999-02-28 23:59:59", "2000-02-29 23:59:59",
+                                         "1999-12-31 23:59:59"]),
+    ("day", [19991231, 20000228], ["1999-12-31 23:59:59", "2000-02-28 23:59:59"]),
+])
+def test_at_end_is_the_next_period_start_minus_one_second(unit, values, expected):
+    parsed, bad = parse_times(pd.Series(values + [None]), TimeColumn("t", unit, at="end"))
+    assert bad == 0
+    assert parsed.tolist()[:-1] == [pd.Timestamp(e) for e in expected]
+    assert pd.isna(parsed.iloc[-1])
+
+
+def yearly_folder(tmp_path) -> str:
+    """Players (static) and their seasons, one row per player and year: p1
+    plays only in 1999, p2 every year from 1995 to 2003."""
+    folder = tmp_path / "yearly"
+    folder.mkdir()
+    pd.DataFrame({"pid": ["p1", "p2"], "name": ["Ann", "Bob"]}).to_parquet(folder / "players.parquet")
+    years = [1999] + list(range(1995, 2004))
+    pd.DataFrame({"sid": range(len(years)), "pid": ["p1"] + ["p2"] * 9, "yearID": years,
+                  "hits": [10] + [20] * 9}).to_parquet(folder / "seasons.parquet")
+    return str(folder)
+
+
+def yearly_schema(at: str | None) -> dict:
+    time = {"column": "yearID", "unit": "year"} | ({"at": at} if at else {})
+    return {"tables": {
+        "players": {"primary_key": "pid", "time_column": None},
+        "seasons": {"primary_key": "sid", "foreign_keys": {"pid": "players"}, "time_column": time},
+    }}
+
+
+def task(query: str) -> Task:
+    return Task(query=query, val_timestamp="2001-01-01", test_timestamp="2002-01-01")
+
+
+PLAYED_BEFORE = ("PREDICT COUNT(seasons.*, 0, 12, months) FOR EACH players.pid "
+                 "WHERE COUNT(seasons.*, -120, 0, months) > 0")
+NEXT_YEAR = "PREDICT COUNT(seasons.*, 0, 12, months) FOR EACH players.pid"
+MID_1999, START_2000 = pd.Timestamp("1999-07-01"), pd.Timestamp("2000-01-01")
+
+
+def labels(db, query: str) -> dict:
+    table = task(query).make_table(db, [MID_1999, START_2000])
+    return {(pid, str(t.date())): label
+            for pid, t, label in zip(table["pid"], table["timestamp"], table["label"])}
+
+
+def test_a_year_at_its_end_is_visible_only_once_the_year_is_over(tmp_path):
+    db = rdl.connect(yearly_folder(tmp_path), schema=yearly_schema("end"))
+    assert db["seasons"].df["yearID"].iloc[0] == pd.Timestamp("1999-12-31 23:59:59")
+    # p1's 1999 season is not in the past at mid-1999, and is at the start of 2000
+    played = labels(db, PLAYED_BEFORE)
+    assert ("p1", "1999-07-01") not in played and ("p1", "2000-01-01") in played
+    # ... it is still to come at mid-1999 (a label), and over by 2000
+    assert labels(db, NEXT_YEAR)[("p1", "1999-07-01")] == 1
+    assert labels(db, NEXT_YEAR)[("p1", "2000-01-01")] == 0
+    # the next year's label at 2000-01-01 counts the season of 2000, not of 2001
+    assert labels(db, NEXT_YEAR)[("p2", "2000-01-01")] == 1
+
+
+@pytest.mark.parametrize("at", [None, "start"])
+def test_a_year_at_its_start_is_visible_from_1_january(tmp_path, at):
+    db = rdl.connect(yearly_folder(tmp_path), schema=yearly_schema(at))
+    assert db["seasons"].df["yearID"].iloc[0] == pd.Timestamp("1999-01-01")
+    played = labels(db, PLAYED_BEFORE)
+    assert ("p1", "1999-07-01") in played and ("p1", "2000-01-01") in played
+    assert labels(db, NEXT_YEAR)[("p1", "1999-07-01")] == 0
+
+
+@pytest.mark.parametrize("upto, last_year", [
+    (MID_1999, 1998), (pd.Timestamp("1999-12-31 23:59:58"), 1998),
+    (pd.Timestamp("1999-12-31 23:59:59"), 1999), (START_2000, 1999),
+])
+def test_reading_up_to_a_time_keeps_the_years_over_by_then(tmp_path, upto, last_year):
+    folder, schema = yearly_folder(tmp_path), yearly_schema("end")
+    cut = rdl.connect(folder, schema=schema, upto=upto)["seasons"].df
+    pd.testing.assert_frame_equal(cut, rdl.connect(folder, schema=schema).upto(upto)["seasons"].df)
+    assert cut["yearID"].dt.year.max() == last_year
+
+
+@pytest.mark.parametrize("time_column, message", [
+    ({"column": "yearID", "unit": "year", "at": "middle"},
+     r"table 'seasons': time_column 'yearID' has at: 'middle'; use 'start'"),
+    ({"column": "yearID", "unit": "s", "at": "end"},
+     r"table 'seasons': time_column 'yearID' has at: end, which needs unit year \| month \| day"),
+    ({"column": "yearID", "at": "end"}, r"'yearID' has at: end, which needs unit"),
+])
+def test_bad_placements_name_table_and_column(tmp_path, time_column, message):
+    schema = yearly_schema(None)
+    schema["tables"]["seasons"]["time_column"] = time_column
+    with pytest.raises(SchemaError, match=message):
+        rdl.connect(yearly_folder(tmp_path), schema=schema)
