@@ -7,13 +7,13 @@ binary, regression and multiclass tasks, and "own past items, then popular
 ones" for recommendation. Imports neither torch nor LightGBM until a run.
 """
 from rdl.baseline.features import (
-    DEFAULT_WINDOWS,
     BaselineError,
     Features,
     compute_features,
     feature_table,
 )
 from rdl.baseline.run import BaselineOptions, BaselineResult, read_config, run_baseline
+from rdl.baseline.windows import DEFAULT_WINDOWS, data_windows
 
 __all__ = [
     "DEFAULT_WINDOWS",
@@ -22,6 +22,7 @@ __all__ = [
     "BaselineResult",
     "Features",
     "compute_features",
+    "data_windows",
     "feature_table",
     "read_config",
     "run_baseline",

@@ -10,6 +10,11 @@ and aggregates of the other children of its parents. Only rows with time
 
 Key columns are never features, nor are the task's hidden columns nor the
 configured ``exclude_columns``. Timestamps become ages in days at the cutoff.
+Multicategorical, text and embedding columns are left out: only numerical,
+categorical and timestamp columns become features.
+
+Without given windows, they follow the data's time step
+(:mod:`rdl.baseline.windows`).
 """
 from __future__ import annotations
 
@@ -22,13 +27,13 @@ import pandas as pd
 
 from rdl.baseline.children import PLANS, ChildRows
 from rdl.baseline.groups import GroupBuilder
-from rdl.baseline.sql import LABELS, TIME, Visible, q
+from rdl.baseline.sql import LABELS, TIME, Visible, hide_progress_bar, q
+from rdl.baseline.windows import data_windows
 from rdl.db.database import Database
 from rdl.db.table import Table
 from rdl.db.times import parse_times
 from rdl.tasks.spec import Task
 
-DEFAULT_WINDOWS = (7.0, 30.0, 90.0, 365.0)
 # A children group is joined (label row x past child row) unless that makes more
 # than this many pairs per child and label row; then window functions run
 # instead. Measured with 5M child rows: ~0.01 us per joined pair and aggregate,
@@ -50,11 +55,15 @@ class Features:
         frame: One row per label row, in label order; one column per feature.
         categorical: Names of the categorical columns (``category`` dtype).
         seconds: Wall time of each feature group's query.
+        windows: The windows in days the aggregates used.
+        notes: What was decided from the data (windows chosen), one line each.
     """
 
     frame: pd.DataFrame
     categorical: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    windows: tuple[float, ...] = ()
+    notes: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -97,7 +106,7 @@ def visible_columns(table: Table, hidden: list[str]) -> Visible:
 
 
 def feature_table(db: Database, task: Task, split: str, *,
-                  windows: tuple[float, ...] | list[float] = DEFAULT_WINDOWS, hops: int = 2,
+                  windows: tuple[float, ...] | list[float] | None = None, hops: int = 2,
                   exclude_columns: dict[str, list[str]] | None = None) -> pd.DataFrame:
     r"""The label table of :obj:`split` with its features appended.
 
@@ -105,8 +114,9 @@ def feature_table(db: Database, task: Task, split: str, *,
         db (Database): The database.
         task (Task): The task; its label rows are ``task.table(db, split)``.
         split (str): ``"train"``, ``"val"`` or ``"test"``.
-        windows (list[float]): Past windows in days; all time is always added.
-            (default: ``(7, 30, 90, 365)``)
+        windows (list[float], optional): Past windows in days; all time is
+            always added. (default: :obj:`None`, from the data's time step:
+            see :mod:`rdl.baseline.windows`)
         hops (int): ``1`` (own, parents, children) or ``2`` (also parents of
             children and children of parents). (default: :obj:`2`)
         exclude_columns (dict, optional): Table -> columns to leave out.
@@ -123,7 +133,7 @@ def feature_table(db: Database, task: Task, split: str, *,
 
 
 def compute_features(db: Database, task: Task, labels: pd.DataFrame, *,
-                     windows: tuple[float, ...] | list[float] = DEFAULT_WINDOWS, hops: int = 2,
+                     windows: tuple[float, ...] | list[float] | None = None, hops: int = 2,
                      exclude_columns: dict[str, list[str]] | None = None,
                      threads: int = 0, children_plan: str = "auto") -> Features:
     r"""Features of arbitrary label rows ``[<entity key>, "timestamp", ...]``.
@@ -138,13 +148,18 @@ def compute_features(db: Database, task: Task, labels: pd.DataFrame, *,
             ``"auto"``: join unless that pairs each child and label row with
             more than :obj:`JOIN_PAIRS_PER_ROW` others. (default: ``"auto"``)
     """
-    windows = check_windows(windows)
+    if windows is not None:
+        windows = check_windows(windows)
     if hops not in (1, 2):
         raise BaselineError(f"hops={hops!r} must be 1 or 2")
     if children_plan not in (*PLANS, "auto"):
         raise BaselineError(f"children_plan={children_plan!r} must be one of "
                             f"{[*PLANS, 'auto']}")
     task.check(db)
+    notes = []
+    if windows is None:
+        windows, note = data_windows(db, task.entity_table, hops)
+        notes.append(note)
     hidden = excluded_columns(db, task, exclude_columns)
     visible = {t.name: visible_columns(t, hidden.get(t.name, [])) for t in db}
     times = labels["timestamp"].to_numpy(dtype="datetime64[ns]").view(np.int64)
@@ -183,7 +198,7 @@ def compute_features(db: Database, task: Task, labels: pd.DataFrame, *,
     frame = pd.concat(parts, axis=1) if parts else pd.DataFrame(index=range(len(labels)))
     frame.columns = _clean_names(list(frame.columns))
     categorical = [n for n, c in zip(frame.columns, is_categorical) if c]
-    return Features(frame, categorical, seconds)
+    return Features(frame, categorical, seconds, windows, notes)
 
 
 def check_windows(windows) -> tuple[float, ...]:
@@ -236,7 +251,7 @@ def _connect(db: Database, visible: dict[str, Visible], labels: pd.DataFrame,
     if threads:
         config["threads"] = int(threads)
     con = duckdb.connect(":memory:", config=config)
-    con.execute("SET enable_progress_bar = false")
+    hide_progress_bar(con)
     con.register(LABELS, labels)
     for table in db:
         con.register(table.name, _table_frame(table, visible[table.name]))

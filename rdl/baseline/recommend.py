@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from rdl.baseline.groups import LABELS, q
+from rdl.baseline.sql import hide_progress_bar
 from rdl.db.database import Database
 from rdl.tasks.history import item_history, seen_items
 from rdl.tasks.spec import Task
@@ -60,7 +61,7 @@ def recommend(db: Database, task: Task, labels: pd.DataFrame, *, popularity_only
         config["threads"] = int(threads)
     con = duckdb.connect(":memory:", config=config)
     try:
-        con.execute("SET enable_progress_bar = false")
+        hide_progress_bar(con)
         con.register(LABELS, label_frame)
         con.register(_WINDOWS, windows)
         con.register(_HISTORY, history)

@@ -5,7 +5,8 @@ Reads the same YAML config as ``rdl fit`` (``task:`` and ``data:``; the
 ``baseline:`` section::
 
     baseline:
-      windows: [7, 30, 90, 365]   # past windows in days (all time is added)
+      windows: [7, 30, 90, 365]   # past windows in days (all time is added); without
+                                  # it: from the data's time step (yearly data: 1, 2, 5 years)
       hops: 2                     # 1: own, parents, children; 2: also two hops out
       num_boost_round: 1000
       learning_rate: 0.05
@@ -30,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from rdl.baseline import model
-from rdl.baseline.features import DEFAULT_WINDOWS, BaselineError, check_windows, compute_features
+from rdl.baseline.features import BaselineError, check_windows, compute_features
 from rdl.baseline.recommend import evaluate_ranking, recommend
 from rdl.tasks import SPLITS, Task, types
 from rdl.tasks.errors import TaskError
@@ -45,7 +46,8 @@ class BaselineOptions(model.BoosterSettings):
     r"""Everything a baseline run can be told, beyond the task.
 
     Args:
-        windows: Past windows in days; all time is always added.
+        windows: Past windows in days; all time is always added. ``None``
+            picks them from the data's time step (:mod:`rdl.baseline.windows`).
         hops: ``1`` or ``2`` foreign-key hops of aggregates.
         max_seeds: Keep at most this many label rows per split (random, as
             the GNN's data module does).
@@ -54,7 +56,7 @@ class BaselineOptions(model.BoosterSettings):
             decide by the training split's repeat rate (``auto``).
     """
 
-    windows: tuple[float, ...] = DEFAULT_WINDOWS
+    windows: tuple[float, ...] | None = None
     hops: int = 2
     max_seeds: int | None = None
     exclude_seen: bool | str = "auto"
@@ -189,7 +191,8 @@ def _options(settings: dict) -> BaselineOptions:
     if unknown:
         raise BaselineError(f"unknown baseline option(s) {unknown}; valid ones are {names}")
     options = BaselineOptions(**settings)
-    options.windows = check_windows(options.windows)
+    if options.windows is not None:
+        options.windows = check_windows(options.windows)
     for name in ("num_boost_round", "num_leaves", "min_data_in_leaf", "early_stopping_rounds"):
         _check_int(name, getattr(options, name), minimum=1)
     _check_int("num_threads", options.num_threads, minimum=0)
@@ -254,6 +257,7 @@ def _run_lightgbm(db, task: Task, tables: dict[str, pd.DataFrame], options: Base
     feats = compute_features(db, task, everything, windows=options.windows, hops=options.hops,
                              exclude_columns=exclude_columns, threads=options.num_threads)
     timings["features"] = time.perf_counter() - clock
+    options = dataclasses.replace(options, windows=feats.windows)
     bounds = np.cumsum([0, *(len(t) for t in tables.values())])
     x = {s: feats.frame.iloc[bounds[i]:bounds[i + 1]].reset_index(drop=True)
          for i, s in enumerate(tables)}
@@ -281,7 +285,7 @@ def _run_lightgbm(db, task: Task, tables: dict[str, pd.DataFrame], options: Base
         task.task_type, task.event_level, metrics, trivial,
         {s: len(t) for s, t in tables.items()}, timings, feats.seconds, feats.names,
         model.importances(booster), booster.best_iteration, _plain(options),
-        _prediction_frame(tables["test"], test_preds),
+        _prediction_frame(tables["test"], test_preds), notes=feats.notes,
     )
 
 
@@ -342,6 +346,7 @@ def _prediction_frame(labels: pd.DataFrame, predictions) -> pd.DataFrame:
 
 def _plain(options: BaselineOptions) -> dict:
     plain = dataclasses.asdict(options)
-    plain["windows"] = list(plain["windows"])
+    if plain["windows"] is not None:
+        plain["windows"] = list(plain["windows"])
     return plain
 

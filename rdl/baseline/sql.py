@@ -10,11 +10,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import duckdb
+
 from rdl.db.table import Table
 
 DAY_NS = 86_400 * 10**9
 LABELS = "__rdl_labels"
 TIME = "__rdl_time"
+
+
+def hide_progress_bar(con: duckdb.DuckDBPyConnection) -> None:
+    """Keeps DuckDB's progress bar off the terminal. In Jupyter without
+    ipywidgets DuckDB refuses to change the setting (it cannot draw a bar
+    there anyway), so the refusal is not an error."""
+    try:
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.InvalidInputException:
+        pass
 
 
 def q(name: str) -> str:
