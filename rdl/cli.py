@@ -1,19 +1,68 @@
-"""The ``rdl`` command line: ``rdl inspect``, ``rdl labels``, and more.
+"""The ``rdl`` command line: ``rdl inspect``, ``rdl labels``, ``rdl fit`` and more.
 
-Each subcommand imports only the stages it needs, so ``rdl inspect`` starts
-without loading torch.
+Each subcommand imports only the stages it needs, so ``rdl inspect`` and
+``rdl --help`` start without loading torch. Every subcommand prints rdl's
+own user errors (:data:`USER_ERRORS`) as one line, ``rdl COMMAND: error:
+...``, and exits with status 2; ``RDL_TRACEBACK=1`` shows the traceback.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
+import os
 import sys
+import zipfile
+from pathlib import Path
 
 from rdl.baseline.cli import add_baseline_parser
-from rdl.db.issues import SchemaError, SourceError
 from rdl.tasks.cli import add_labels_parser
-from rdl.tasks.errors import TaskError
+
+# rdl's errors that a user can act on, shown without a traceback, by module
+# and class name: a class is looked up only once its module is loaded, so
+# listing one never loads torch. Subclasses are shown the same way.
+USER_ERRORS = (
+    "rdl.db.issues.SchemaError",
+    "rdl.db.issues.SourceError",
+    "rdl.tasks.errors.TaskError",
+    "rdl.train.checkpoint.CheckpointError",
+    "rdl.train.runs.RunError",
+)
+
+
+def user_error_classes() -> tuple[type[BaseException], ...]:
+    """The classes of :data:`USER_ERRORS` whose modules are loaded (an
+    error of any other cannot have been raised)."""
+    loaded = []
+    for name in USER_ERRORS:
+        module, _, cls = name.rpartition(".")
+        if module in sys.modules:
+            loaded.append(getattr(sys.modules[module], cls))
+    return tuple(loaded)
+
+
+def user_error(exc: BaseException) -> BaseException | None:
+    """``exc`` if it is one of :data:`USER_ERRORS`, else the first one it
+    wraps (Lightning and jsonargparse re-raise errors from their own
+    ``except`` blocks, so follow ``__cause__`` and ``__context__``)."""
+    classes = user_error_classes()
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, classes):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def report(command: str, exc: BaseException) -> int:
+    """Prints ``exc`` as ``rdl COMMAND: error: ...`` on stderr and returns
+    exit status 2, or re-raises it when ``RDL_TRACEBACK`` is set (not 0)."""
+    if os.environ.get("RDL_TRACEBACK", "0") not in ("", "0"):
+        raise exc
+    print(f"rdl {command}: error: {exc}", file=sys.stderr)
+    return 2
 
 
 def _add_inspect(subparsers: argparse._SubParsersAction) -> None:
@@ -64,34 +113,143 @@ def _run_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-TRAINING_COMMANDS = ("fit", "validate", "test", "predict")
+TRAINING_COMMANDS = {
+    "fit": "train a model on the task of --config, keeping its best checkpoint",
+    "validate": "score a checkpoint (--ckpt_path) on the validation split",
+    "test": "score a checkpoint (--ckpt_path) on the test split",
+    "predict": "write a checkpoint's predictions (--prediction_writer.output)",
+}
+# --ckpt_path values Lightning resolves itself rather than reading a file
+CKPT_KEYWORDS = ("best", "last", "hpc", "registry", "null")
+
+EPILOG = """\
+fit, validate, test and predict take --config CONFIG.yaml and any --key value
+(LightningCLI); rdl fit --help lists every option.
+
+environment:
+  RDL_TRACEBACK=1     show the full traceback of an error, for debugging
+  RDL_NUM_THREADS=N   CPU threads of fit/validate/test/predict (default: the
+                      cores this process may use, shared among DDP processes
+                      and loader workers)
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rdl", description="Relational deep learning on your own database.",
-        epilog="Training: rdl {fit,validate,test,predict} --config CONFIG.yaml [--key value ...] "
-        "(LightningCLI; rdl fit --help lists every option).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    subparsers = parser.add_subparsers(dest="command", required=True)
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_inspect(subparsers)
     add_labels_parser(subparsers)
     add_baseline_parser(subparsers)
+    for name, text in TRAINING_COMMANDS.items():  # listed here, run by LightningCLI
+        subparsers.add_parser(name, help=text, add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in TRAINING_COMMANDS:
-        from rdl.train.cli import main as train_main
-
-        return train_main(argv)
-    args = build_parser().parse_args(argv)
+    training = bool(argv) and argv[0] in TRAINING_COMMANDS
+    args = None if training else build_parser().parse_args(argv)
     try:
-        return args.run(args)
-    except (SchemaError, SourceError, TaskError) as exc:
-        print(f"rdl {args.command}: error: {exc}", file=sys.stderr)
+        return _run_training(argv) if training else args.run(args)
+    except Exception as exc:
+        found = user_error(exc)
+        if found is None:
+            raise
+        return report(argv[0] if training else args.command, found)
+
+
+def _run_training(argv: list[str]) -> int:
+    """Checks the files ``argv`` names, quietens third-party messages, sets
+    the CPU threads, then hands ``argv`` to LightningCLI."""
+    torch_was_loaded = "torch" in sys.modules  # by a caller, who may have set its threads
+    configs = _option_values(argv, "-c", "--config")
+    settings = _read_configs(configs)
+    ckpt = (_option_values(argv, "--ckpt_path") or [settings.get("ckpt_path")])[-1]
+    problem = _missing_file(configs, ckpt if isinstance(ckpt, str) else None)
+    if problem:
+        print(f"rdl {argv[0]}: error: {problem}", file=sys.stderr)
         return 2
+    from rdl.train.quiet import silence_third_party_noise
+
+    silence_third_party_noise()
+    if not any(arg in ("-h", "--help") or arg.startswith("--print_config") for arg in argv):
+        from rdl.train.threads import apply_cpu_threads
+
+        try:
+            apply_cpu_threads(_loader_workers(argv, settings), keep_current=torch_was_loaded)
+        except ValueError as exc:  # a bad RDL_NUM_THREADS
+            print(f"rdl {argv[0]}: error: {exc}", file=sys.stderr)
+            return 2
+    from rdl.train.cli import main as train_main
+
+    return train_main(argv)
+
+
+def _option_values(argv: list[str], *flags: str) -> list[str]:
+    """The values given to any of ``flags`` in ``argv`` (``--flag v`` or ``--flag=v``), in order."""
+    values = []
+    for i, arg in enumerate(argv):
+        flag, equals, value = arg.partition("=")
+        if flag in flags:
+            if equals:
+                values.append(value)
+            elif i + 1 < len(argv):
+                values.append(argv[i + 1])
+    return values
+
+
+def _is_file_name(value: str) -> bool:
+    """Whether a --config value names a file (jsonargparse also takes inline YAML)."""
+    return not ("\n" in value or ": " in value or value.lstrip().startswith("{"))
+
+
+def _read_configs(configs: list[str]) -> dict:
+    """The top-level settings of the config files, later files winning; a
+    file that cannot be read or parsed is left to LightningCLI to report."""
+    import yaml
+
+    settings: dict = {}
+    for config in configs:
+        try:
+            loaded = yaml.safe_load(Path(config).read_text()) if _is_file_name(config) else None
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(loaded, dict):
+            settings.update(loaded)
+    return settings
+
+
+def _missing_file(configs: list[str], ckpt: str | None) -> str | None:
+    """What is wrong with the config files and checkpoint named, found before
+    anything slow is loaded: a missing file, a folder given for one, or a
+    checkpoint cut short."""
+    for config in configs:
+        if _is_file_name(config) and not Path(config).is_file():
+            return f"cannot read the config {config}: " + (
+                "it is a folder" if Path(config).is_dir() else "No such file or directory")
+    if ckpt is None or ckpt in CKPT_KEYWORDS or ckpt.startswith("registry:") or "://" in ckpt:
+        return None
+    if not Path(ckpt).is_file():
+        return f"checkpoint {ckpt} " + (
+            "is a folder, not a checkpoint file" if Path(ckpt).is_dir() else "does not exist")
+    if not zipfile.is_zipfile(ckpt):  # torch.save writes a zip archive
+        return f"checkpoint {ckpt} is not a complete checkpoint file (truncated or another format)"
+    return None
+
+
+def _loader_workers(argv: list[str], settings: dict) -> int:
+    """``data.num_workers`` from the command line or the configs (0 if unknown)."""
+    given = _option_values(argv, "--data.num_workers")
+    if given:
+        return int(given[-1]) if given[-1].isdigit() else 0
+    data = settings.get("data")
+    if isinstance(data, dict) and isinstance(data.get("init_args"), dict):
+        data = data["init_args"]
+    workers = data.get("num_workers") if isinstance(data, dict) else None
+    return workers if isinstance(workers, int) else 0
 
 
 if __name__ == "__main__":

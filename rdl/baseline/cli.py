@@ -13,11 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
-
-from rdl.db.issues import SchemaError, SourceError
-from rdl.tasks.errors import TaskError
 
 # (flag, option name, type, help); every one overrides the config's baseline: section.
 OPTIONS = (
@@ -69,9 +65,10 @@ def run_baseline_command(args: argparse.Namespace) -> int:
         overrides["exclude_seen"] = overrides["exclude_seen"] == "true"
     try:
         result = run_baseline(args.config, **overrides)
-    except (BaselineError, TaskError, SchemaError, SourceError, ImportError) as exc:
-        print(f"rdl baseline: error: {exc}", file=sys.stderr)
-        return 2
+    except (BaselineError, ImportError) as exc:  # rdl.cli.main reports rdl's other errors
+        from rdl.cli import report  # rdl.cli imports this module
+
+        return report("baseline", exc)
     print(f"{result.task_type} task, {result.num_features} features, rows "
           + ", ".join(f"{s} {n}" for s, n in result.rows.items()))
     for note in result.notes:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -62,8 +61,9 @@ def run_labels(args: argparse.Namespace) -> int:
         db = _connect(source, schema)
         df = task.table(db, args.split)
     except (TaskError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        from rdl.cli import report  # rdl.cli imports this module
+
+        return report("labels", exc)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     df.to_parquet(out, index=False)
@@ -88,6 +88,8 @@ def read_sections(path: str | Path) -> tuple[dict, Task]:
 
     try:
         config = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise TaskError(f"cannot read the config {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise TaskError(f"{path} is not valid YAML: {exc}") from None
     if not isinstance(config, dict):

@@ -96,7 +96,7 @@ def test_config_errors(tmp_path, opened, capsys, config, message):
     path = tmp_path / "cfg.yaml"
     path.write_text(yaml.safe_dump(config))
     out = tmp_path / "x.parquet"
-    assert cli.labels_main(["--config", str(path), "--split", "val", "--output", str(out)]) == 1
+    assert cli.labels_main(["--config", str(path), "--split", "val", "--output", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
 
@@ -104,7 +104,7 @@ def test_config_errors(tmp_path, opened, capsys, config, message):
 def test_missing_config_file(tmp_path, capsys):
     code = cli.labels_main(["--config", str(tmp_path / "nope.yaml"), "--split", "val",
                             "--output", str(tmp_path / "x.parquet")])
-    assert code == 1 and "nope.yaml" in capsys.readouterr().err
+    assert code == 2 and "nope.yaml" in capsys.readouterr().err
 
 
 def test_split_choices(capsys):
