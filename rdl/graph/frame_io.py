@@ -2,7 +2,8 @@
 that loads with ``torch.load(weights_only=True)``: tensors, strings and numbers
 only, no pickled objects. Loading memory-maps the file, so the tensors stay
 in the page cache until they are used (files are replaced atomically, never
-rewritten in place, so a mapped file never changes under a reader)."""
+rewritten in place, so a mapped file never changes under a reader), and is
+checked against the checksum written with it (see :mod:`rdl.graph.cache_file`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,36 +16,32 @@ from torch_frame import TensorFrame
 from torch_frame.data import MultiEmbeddingTensor, MultiNestedTensor
 from torch_frame.data.stats import StatType
 
+from rdl.graph.cache_file import unseal, write_sealed
+
 FORMAT = "rdl-frame-1"
 _NESTED = {"MultiNestedTensor": MultiNestedTensor, "MultiEmbeddingTensor": MultiEmbeddingTensor}
 
 
 def save_frame(path: str | Path, tf: TensorFrame, col_stats: dict[str, dict[StatType, Any]],
                key: str) -> None:
-    """Writes ``tf`` and ``col_stats`` under cache ``key`` (atomically)."""
+    """Writes ``tf`` and ``col_stats`` under cache ``key`` (atomically, with a
+    checksum)."""
     payload = {"format": FORMAT, "key": key, **frame_to_plain(tf),
                "col_stats": stats_to_plain(col_stats)}
-    save_atomically(payload, path)
+    write_sealed(payload, path)
 
 
 def load_frame(path: str | Path, key: str) -> tuple[TensorFrame, dict[str, dict[StatType, Any]]]:
     """Reads a file written by :func:`save_frame`; raises ``ValueError`` if it
-    is not one, or was written for another cache key."""
+    is not one, or was written for another cache key, and
+    :class:`~rdl.checksum.ChecksumError` if its content changed on disk."""
     payload = torch.load(path, weights_only=True, mmap=True)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{path} is not an rdl frame file")
     if payload["key"] != key:
         raise ValueError(f"{path} holds another version of the table")
+    payload = unseal(payload, path)
     return frame_from_plain(payload), stats_from_plain(payload["col_stats"])
-
-
-def save_atomically(payload: dict, path: str | Path) -> None:
-    """``torch.save`` to a temporary file renamed over ``path``, so readers
-    (and memory maps of the old file) never see a half-written one."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(payload, tmp)
-    tmp.replace(path)
 
 
 def frame_to_plain(tf: TensorFrame) -> dict[str, Any]:

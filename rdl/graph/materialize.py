@@ -85,7 +85,6 @@ def materialize_table(
                               stacklevel=2)
     tf, stats = _encode(columns, stypes, embedder, col_stats)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         save_frame(path, tf, stats, key)
     return tf, stats
 

@@ -7,7 +7,9 @@ loads with ``torch.load(weights_only=True, mmap=True)``: every tensor (node
 times, edge indices, TensorFrame features) is then a view of the mapped file
 and costs memory only for the pages that are read, once per machine. Key
 values that are text are stored as UTF-8 bytes plus offsets and come back as
-an Arrow-backed ``pandas.Index`` over the mapped bytes.
+an Arrow-backed ``pandas.Index`` over the mapped bytes. The file is written
+atomically with a checksum of its content, checked on every load (see
+:mod:`rdl.graph.cache_file`).
 """
 from __future__ import annotations
 
@@ -20,9 +22,8 @@ import pyarrow as pa
 import torch
 from torch_geometric.data import HeteroData
 
-from rdl.graph.frame_io import (
-    frame_from_plain, frame_to_plain, save_atomically, stats_from_plain, stats_to_plain,
-)
+from rdl.graph.cache_file import unseal, write_sealed
+from rdl.graph.frame_io import frame_from_plain, frame_to_plain, stats_from_plain, stats_to_plain
 
 FORMAT = "rdl-graph-1"
 _NODE_ATTRS = {"num_nodes", "time", "tf"}
@@ -31,7 +32,8 @@ _GRAPH_ATTRS = {"col_stats_dict", "table_of", "key_index"}
 
 def save_graph(data: HeteroData, path: str | Path) -> None:
     r"""Writes a graph built by :func:`rdl.graph.build_graph` to ``path``
-    (one file, replaced atomically).
+    (one file with a checksum, replaced atomically; an ``OSError`` naming
+    ``path`` if it cannot be written, e.g. on a full disk).
 
     Args:
         data (HeteroData): The graph: per node type ``num_nodes`` and
@@ -71,8 +73,7 @@ def save_graph(data: HeteroData, path: str | Path) -> None:
         "key_index": {nt: _index_to_plain(nt, index)
                       for nt, index in getattr(data, "key_index", {}).items()},
     }
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    save_atomically(payload, path)
+    write_sealed(payload, path)
 
 
 def load_graph(path: str | Path, *, mmap: bool = True) -> HeteroData:
@@ -87,6 +88,11 @@ def load_graph(path: str | Path, *, mmap: bool = True) -> HeteroData:
 
     Returns:
         HeteroData: equal, attribute by attribute, to the graph saved.
+
+    Raises:
+        ValueError: if ``path`` is not a graph file, or
+            :class:`~rdl.checksum.ChecksumError` (a ``ValueError``) if its
+            content changed since it was written.
     """
     try:
         payload = torch.load(path, weights_only=True, mmap=mmap)
@@ -96,6 +102,7 @@ def load_graph(path: str | Path, *, mmap: bool = True) -> HeteroData:
         raise ValueError(f"{path} is not a graph written by save_graph(): {exc}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{path} is not a graph written by save_graph() (format {FORMAT}).")
+    payload = unseal(payload, path)
     data = HeteroData()
     data.col_stats_dict = {nt: stats_from_plain(s) for nt, s in payload["col_stats_dict"].items()}
     data.table_of = payload["table_of"]
