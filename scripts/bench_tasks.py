@@ -146,7 +146,7 @@ def fit_gnn(config: Path, threads: int) -> dict:
 
 
 def _newest_run(folder: Path) -> Path:
-    return max((folder / "runs/csv").glob("version_*"), key=lambda p: int(p.name.split("_")[1]))
+    return max((folder / "runs").glob("version_*"), key=lambda p: int(p.name.split("_")[1]))
 
 
 def _unprefixed(metrics: dict, prefix: str) -> dict:

@@ -10,12 +10,16 @@ from torch_geometric.data import HeteroData
 
 from rdl.db import Database, connect
 from rdl.graph import build_graph, to_unix_seconds
+from rdl.predict.explain import explain, plot_explanation
 from rdl.tasks import types
+from rdl.train.blend import BLEND_KEY, BaselineBlend
 from rdl.train.callbacks import prediction_frame
+from rdl.train.checkpoint import CheckpointError, verify_checksum
 from rdl.train.data import RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo
 from rdl.train.module import RelationalTask
 from rdl.train.past_labels import attach_past_labels
+from rdl.train.plots import RunPlots
 from rdl.train.recommend import item_scores
 from rdl.train.seeds import Seeds, node_indices
 from rdl.train.seen import SeenIndex, SeenItems
@@ -54,7 +58,8 @@ class Predictor:
                         schema: str | dict | None = None, num_neighbors: list[int] | None = None,
                         batch_size: int = 256,
                         upto: str | pd.Timestamp | None = None) -> Predictor:
-        r"""Loads a checkpoint written by ``rdl fit`` (safely: ``weights_only``).
+        r"""Loads a checkpoint written by ``rdl fit`` (safely: ``weights_only``;
+        a :class:`~rdl.train.checkpoint.CheckpointError` if it is corrupt).
 
         Args:
             path (str): The ``.ckpt`` file.
@@ -72,12 +77,15 @@ class Predictor:
         """
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
         if CHECKPOINT_KEY not in checkpoint:
-            raise ValueError(f"{path} was not written by rdl fit (no task description in it)")
+            raise CheckpointError(f"{path} was not written by rdl fit (no task description in it)")
+        verify_checksum(checkpoint, path)
         info = TaskInfo.from_plain(checkpoint[CHECKPOINT_KEY])
         hparams = {k: v for k, v in checkpoint["hyper_parameters"].items() if not k.startswith("_")}
         module = RelationalTask(**{**hparams, "compile": False})
         module.build(info)
         module.load_state_dict(checkpoint["state_dict"])
+        if BLEND_KEY in checkpoint:
+            module.blend = BaselineBlend.from_plain(checkpoint[BLEND_KEY])
         if isinstance(database, Database):
             db = database if upto is None else database.upto(upto)
         else:
@@ -127,8 +135,12 @@ class Predictor:
         })
         return frame[frame["score"] > float("-inf")].reset_index(drop=True)
 
-    def evaluate(self, split: str = "test") -> dict[str, float]:
-        """The task's metrics on ``split`` of this predictor's database."""
+    def evaluate(self, split: str = "test",
+                 plots: str | Path | None = None) -> dict[str, float]:
+        """The task's metrics on ``split`` of this predictor's database; with
+        ``plots``, also the split's pictures (ROC and precision-recall curves,
+        predicted vs true, or hit rate by rank) as PNGs in that folder, named
+        ``test_*.png`` whatever the split."""
         datamodule = RelationalDataModule(
             self.info.data["source"], self.info.make_task(), num_neighbors=self.num_neighbors,
             batch_size=self.batch_size,
@@ -139,9 +151,22 @@ class Predictor:
         datamodule.classes = self.info.classes
         datamodule.batch_transform = self.module.model.packer
         datamodule.seeds["test"] = datamodule.split_seeds(split)
-        trainer = L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False)
+        callbacks = [] if plots is None else [RunPlots(dirpath=str(plots))]
+        trainer = L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False,
+                            callbacks=callbacks)
         results = trainer.test(self.module, datamodule=datamodule, verbose=False)[0]
         return {k.removeprefix("test_").replace("_at_", "@"): float(v) for k, v in results.items()}
+
+    def explain(self, id, at: str | pd.Timestamp, item=None,
+                plot: str | Path | None = None) -> pd.DataFrame:
+        """Which tables, columns and rows of the subgraph the model saw for
+        entity ``id`` at ``at`` moved its prediction, and by how much
+        (occlusion; see :func:`rdl.predict.explain.explain`). ``plot``: also
+        write a bar chart of the largest effects to this PNG file."""
+        frame = explain(self, id, at, item=item)
+        if plot is not None:
+            plot_explanation(frame, path=plot)
+        return frame
 
     # -- plumbing ------------------------------------------------------------
     def _seeds(self, ids: list | pd.Series, at: str | pd.Timestamp) -> Seeds:
@@ -186,11 +211,15 @@ class Predictor:
     def _run(self, seeds: Seeds) -> list[dict]:
         from rdl.train.data import LabeledBatch
 
+        blend = self.module.blend
+        if blend is not None and seeds.prior is None:
+            seeds.prior = blend.prior(self.db, self.info.make_task(), seeds)
         outputs = []
         for batch in self._loader(seeds):
             position = batch[self.info.seed_type].input_id
+            prior = None if seeds.prior is None else seeds.prior[position]
             labeled = LabeledBatch(self.module.model.packer(batch), seeds.label[position], position,
-                                   seen=self._seen(seeds, position))
+                                   seen=self._seen(seeds, position), prior=prior)
             outputs.append(self.module.predict_step(labeled, 0))
         return outputs
 

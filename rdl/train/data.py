@@ -161,10 +161,15 @@ class RelationalDataModule(L.LightningDataModule):
 
     def _mapped_graph(self) -> HeteroData | None:
         """The graph file, memory-mapped, if it was built from this database
-        with these exclusions; ``None`` (with a warning) when it is stale."""
+        with these exclusions; ``None`` (with a warning) when it is stale or
+        corrupt."""
         if self.graph_file is None or not Path(self.graph_file).is_file():
             return None
-        graph = load_graph(self.graph_file)
+        try:
+            graph = load_graph(self.graph_file)
+        except ValueError as exc:  # not a graph file, or changed since written
+            warnings.warn(f"{exc}; rebuilding it", stacklevel=2)
+            return None
         excluded = self.excluded_columns()
         for table in self.db:
             nt = safe_name(table.name)
@@ -337,6 +342,7 @@ class LabeledBatch:
         y_seed (Tensor, optional): Seed of each positive pair (recommendation).
         seen (SeenItems, optional): The items each seed's entity already had
             (recommendation).
+        prior (Tensor, optional): Each seed's :attr:`Seeds.prior`.
     """
 
     inputs: Any
@@ -344,6 +350,7 @@ class LabeledBatch:
     position: Tensor
     y_seed: Tensor | None = None
     seen: SeenItems | None = None
+    prior: Tensor | None = None
 
     @property
     def num_seeds(self) -> int:
@@ -370,7 +377,9 @@ class AttachLabels:
             batch = self.stats(batch)
         inputs = self.then(batch) if self.then is not None else batch
         if self.seeds.label_ptr is None:
-            return LabeledBatch(inputs, self.seeds.label.index_select(0, position), position)
+            prior = self.seeds.prior
+            return LabeledBatch(inputs, self.seeds.label.index_select(0, position), position,
+                                prior=None if prior is None else prior.index_select(0, position))
         start = self.seeds.label_ptr.index_select(0, position)
         count = self.seeds.label_ptr.index_select(0, position + 1) - start
         owner, slot = expand_ranges(start, count)

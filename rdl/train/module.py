@@ -16,9 +16,12 @@ from torch.optim.lr_scheduler import LambdaLR
 from torch_geometric.utils import to_dense_batch
 
 from rdl.graph import safe_name
+from rdl.graph.cache_file import save_atomically
 from rdl.nn import GraphSpec, RelationalModel, compile_model
 from rdl.tasks import types
 from rdl.tasks.history import describe_exclude_seen, resolve_exclude_seen
+from rdl.train.blend import BLEND_KEY, BaselineBlend, blend_refusal, fit_blend
+from rdl.train.checkpoint import CheckpointError, add_checksum, verify_checksum
 from rdl.train.data import LabeledBatch, RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo, task_arguments
 from rdl.train.recommend import ExcludedPositives, loss_and_topk
@@ -95,6 +98,15 @@ class RelationalTask(L.LightningModule):
             fraction of ``lr``. (default: :obj:`0.1`)
         compile (bool): Run the model under ``torch.compile(dynamic=True)``.
             (default: :obj:`False`)
+        blend_baseline (bool): Binary and regression tasks: when fit ends,
+            train LightGBM on the baseline's aggregate features and blend it
+            with the GNN, by a weight chosen on the validation split (see
+            :mod:`rdl.train.blend`); ``rdl test``, ``rdl predict`` and the
+            Predictor then use the blend. On by default: over seeds 0-2 it
+            never lost to the GNN alone by more than 0.05 points of test
+            AUROC and gained up to 1.4 (retail fraud 0.898 vs 0.884, LightGBM
+            0.893; the 1k-customer shop 0.755 vs 0.743, LightGBM 0.750); see
+            benchmarks/REPORT.md. (default: :obj:`True`)
     """
 
     def __init__(
@@ -119,6 +131,7 @@ class RelationalTask(L.LightningModule):
         warmup: float = 0.05,
         lr_floor: float = 0.1,
         compile: bool = False,
+        blend_baseline: bool = True,
     ) -> None:
         super().__init__()
         if lr_schedule not in ("cosine", "constant"):
@@ -131,6 +144,8 @@ class RelationalTask(L.LightningModule):
         self.info: TaskInfo | None = None
         self.model: RelationalModel | None = None
         self.metrics = torch.nn.ModuleDict()
+        self.blend: BaselineBlend | None = None
+        self._epoch_started: float | None = None  # None in an epoch resumed mid-way
 
     # -- building ------------------------------------------------------------
     def configure_model(self) -> None:
@@ -181,11 +196,19 @@ class RelationalTask(L.LightningModule):
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint[CHECKPOINT_KEY] = self.info.to_plain()
+        if self.blend is not None:
+            checkpoint[BLEND_KEY] = self.blend.to_plain()
+        add_checksum(checkpoint)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
+        path = self._trainer.ckpt_path if self._trainer is not None else None
         if CHECKPOINT_KEY not in checkpoint:
-            raise ValueError("This checkpoint was not written by rdl (it has no task description)")
+            raise CheckpointError(f"{path or 'The checkpoint'} was not written by rdl (it has no task "
+                                  "description)")
+        verify_checksum(checkpoint, path)
         info = TaskInfo.from_plain(checkpoint[CHECKPOINT_KEY])
+        blend = checkpoint.get(BLEND_KEY)
+        self.blend = BaselineBlend.from_plain(blend) if blend is not None else None
         if self.info is None:
             self.build(info)
         elif _fingerprint(info) != _fingerprint(self.info):
@@ -215,6 +238,79 @@ class RelationalTask(L.LightningModule):
         return {"optimizer": optimizer,
                 "lr_scheduler": {"scheduler": LambdaLR(optimizer, schedule), "interval": "step"}}
 
+    # -- blending with LightGBM ----------------------------------------------
+    def on_fit_start(self) -> None:
+        self.blend = None  # a resumed run's blend belongs to other weights
+
+    def on_fit_end(self) -> None:
+        """Blends the best weights (which :class:`TaskCheckpoint` put back)
+        with LightGBM, and stores the blend in ``best.ckpt``."""
+        trainer = self.trainer
+        if not self.hparams.blend_baseline or self.info.task_type == types.RECOMMENDATION:
+            return
+        if trainer.world_size > 1:
+            rank_zero_warn("blend_baseline is skipped under several processes; "
+                           "run rdl fit on one device to blend")
+            return
+        datamodule = trainer.datamodule
+        seeds = {split: datamodule.split_seeds(split) for split in ("train", "val")}
+        refusal = blend_refusal(self.info.task_type, seeds["val"].label)
+        if refusal is not None:
+            rank_zero_info(refusal)
+            return
+        metric = next(iter(self.metrics["val"].values())).clone()
+        self.blend = fit_blend(datamodule.db, datamodule.task, seeds,
+                               self._gnn_scores(datamodule, seeds["val"]), metric,
+                               datamodule.exclusions, seed=datamodule.seed)
+        rank_zero_info(self.blend.describe())
+        callback = trainer.checkpoint_callback
+        if callback is not None and callback.best_model_path:
+            _store_blend(callback.best_model_path, self.blend)
+
+    def on_validation_start(self) -> None:
+        if self.trainer.state.fn == "validate":  # not the validation rounds of fit
+            self._attach_prior("val")
+
+    def on_test_start(self) -> None:
+        self._attach_prior("test")
+
+    def on_predict_start(self) -> None:
+        self._attach_prior(self.trainer.datamodule.predict_split)
+
+    def _attach_prior(self, split: str) -> None:
+        """Gives the seeds of ``split`` this module's LightGBM outputs (another
+        module may have evaluated the same seeds before)."""
+        datamodule = self.trainer.datamodule
+        if datamodule is None:
+            return
+        seeds = datamodule.split_seeds(split)
+        seeds.prior = None if self.blend is None else self.blend.prior(
+            datamodule.db, datamodule.task, seeds)
+
+    @torch.no_grad()
+    def _gnn_scores(self, datamodule: RelationalDataModule, seeds) -> Tensor:
+        """The GNN's logit or value of every seed of ``seeds``, in order."""
+        was_training = self.training
+        self.eval()
+        scores = torch.empty(len(seeds))
+        for batch in datamodule.loader(seeds):
+            batch = self.transfer_batch_to_device(batch, self.device, 0)
+            scores[batch.position.cpu()] = self._score(self(batch)).float().cpu()
+        self.train(was_training)
+        return scores
+
+    def _score(self, out: Tensor) -> Tensor:
+        """Binary: the logit; regression: the value in the label's units."""
+        value = out.squeeze(-1)
+        if self.info.task_type == types.REGRESSION:
+            return value * self.info.target_std + self.info.target_mean
+        return value
+
+    def _blended(self, score: Tensor, batch: LabeledBatch) -> Tensor:
+        if self.blend is None or batch.prior is None:
+            return score
+        return self.blend.combine(score, batch.prior)
+
     # -- steps ---------------------------------------------------------------
     def forward(self, batch: LabeledBatch) -> Tensor:
         return self.run_model(batch.inputs)
@@ -231,13 +327,15 @@ class RelationalTask(L.LightningModule):
         self._epoch_started = time.perf_counter()
 
     def on_train_epoch_end(self) -> None:
-        self.log("epoch_seconds", time.perf_counter() - self._epoch_started)
+        if self._epoch_started is not None:
+            self.log("epoch_seconds", time.perf_counter() - self._epoch_started)
+        self._epoch_started = None
 
     def validation_step(self, batch: LabeledBatch, batch_idx: int) -> None:
         self._evaluate(batch, "val")
 
-    def test_step(self, batch: LabeledBatch, batch_idx: int) -> None:
-        self._evaluate(batch, "test")
+    def test_step(self, batch: LabeledBatch, batch_idx: int) -> dict[str, Tensor]:
+        return self._evaluate(batch, "test")
 
     def predict_step(self, batch: LabeledBatch, batch_idx: int) -> dict[str, Tensor]:
         _, predictions = self._loss_and_predictions(batch, self(batch), with_loss=False)
@@ -249,7 +347,10 @@ class RelationalTask(L.LightningModule):
     def on_test_epoch_end(self) -> None:
         self._log_metrics("test")
 
-    def _evaluate(self, batch: LabeledBatch, stage: str) -> None:
+    def _evaluate(self, batch: LabeledBatch, stage: str) -> dict[str, Tensor]:
+        """Logs the loss, updates the metrics and returns the metric-ready
+        predictions and targets (which callbacks such as
+        :class:`~rdl.train.plots.RunPlots` receive from :meth:`test_step`)."""
         loss, predictions = self._loss_and_predictions(batch, self(batch))
         self.log(f"{stage}_loss", loss, batch_size=batch.num_seeds, prog_bar=stage == "val",
                  sync_dist=True)
@@ -258,6 +359,7 @@ class RelationalTask(L.LightningModule):
             metric.update(predictions, target)
         if self.exclude_seen:
             self.excluded.update(batch, self.info.spec.num_nodes[self.info.item_type])
+        return {"prediction": predictions, "target": target}
 
     def _log_metrics(self, stage: str) -> None:
         # Logged as Metric objects: Lightning computes them (torchmetrics syncs
@@ -286,12 +388,12 @@ class RelationalTask(L.LightningModule):
             logit = out.squeeze(-1)
             if with_loss:
                 loss = F.binary_cross_entropy_with_logits(logit, batch.y)
-            return loss, torch.sigmoid(logit)
+            return loss, torch.sigmoid(self._blended(logit, batch))
         if info.task_type == types.REGRESSION:
             value = out.squeeze(-1)
             if with_loss:
                 loss = F.mse_loss(value, (batch.y - info.target_mean) / info.target_std)
-            return loss, value * info.target_std + info.target_mean
+            return loss, self._blended(self._score(out), batch)
         if info.task_type == types.MULTICLASS:
             if with_loss:
                 loss = F.cross_entropy(out, batch.y)
@@ -344,6 +446,13 @@ def info_from_datamodule(datamodule: RelationalDataModule) -> TaskInfo:
         data=datamodule.data_description(),
         repeat_rate=datamodule.repeat_rate,
     )
+
+
+def _store_blend(path: str, blend: BaselineBlend) -> None:
+    """Adds ``blend`` to the checkpoint at ``path``, replacing the file atomically."""
+    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    checkpoint[BLEND_KEY] = blend.to_plain()
+    save_atomically(checkpoint, path)
 
 
 def _fingerprint(info: TaskInfo) -> str:

@@ -26,6 +26,8 @@ class Seeds:
         label_ptr (Tensor, optional): CSR offsets of recommendation labels.
         ids (pandas.Series): The entities' own key values, to report back.
         timestamps (pandas.Series): The prediction times, to report back.
+        prior (Tensor, optional): A second model's logit or value per seed
+            ``[S]``, blended into the GNN's (see :mod:`rdl.train.blend`).
     """
 
     node: Tensor
@@ -34,6 +36,7 @@ class Seeds:
     label_ptr: Tensor | None
     ids: pd.Series
     timestamps: pd.Series
+    prior: Tensor | None = None
 
     def __len__(self) -> int:
         return self.node.numel()

