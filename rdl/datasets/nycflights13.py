@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import os
 import zipfile
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pyarrow.csv as pv
 import pyarrow.parquet as pq
 
 from rdl.db.numbers import NULL_SPELLINGS
+from rdl.home import rdl_home
 
 SCHEMA_FILE = Path(__file__).with_name("nycflights13.yaml")
 TABLES = ("airlines", "airports", "flights", "planes", "weather")
@@ -27,14 +27,9 @@ CONVERSION = 2
 _MARKER = ".conversion"  # holds CONVERSION; written last, so a partial folder is rebuilt
 
 
-def cache_home() -> Path:
-    """Where rdl keeps converted datasets and caches."""
-    return Path(os.environ.get("RDL_HOME", Path.home() / ".cache" / "rdl"))
-
-
 def path() -> Path:
     """The parquet folder of nycflights13, converting the package's CSVs on first use."""
-    folder = cache_home() / "nycflights13"
+    folder = rdl_home() / "nycflights13"
     marker = folder / _MARKER
     if marker.is_file() and marker.read_text() == str(CONVERSION):
         return folder

@@ -192,7 +192,7 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qsl
 
-from rdl.datasets.nycflights13 import cache_home
+from rdl.home import rdl_home
 from rdl.db.connect import FOLDER_SCHEMA_FILE
 from rdl.datasets.retail import params
 from rdl.datasets.retail.tables import WIDE_TABLES, table_specs
@@ -274,7 +274,7 @@ def path(transactions: int = DEFAULT_TRANSACTIONS, **options) -> Path:
     # no "=" in the name: readers take a "key=value" folder for a hive partition column
     changed = "-".join(f"{k}_{str(v).lower()}" for k, v in sorted(options.items())
                        if v != OPTIONS[k])
-    home = cache_home()
+    home = rdl_home()
     folder = home / (f"synthetic_retail_v{params.VERSION}" + (f"-{changed}" if changed else ""))
     specs = table_specs(options["wide"])
     if all((folder / f"{name}.parquet").is_file() for name in specs):

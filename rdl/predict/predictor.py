@@ -40,13 +40,15 @@ class Predictor:
     """
 
     def __init__(self, module: RelationalTask, db: Database, graph: HeteroData,
-                 batch_size: int = 256, num_neighbors: list[int] | None = None) -> None:
+                 batch_size: int = 256, num_neighbors: list[int] | None = None,
+                 strategy: str = "last") -> None:
         self.module = module.eval()
         self.info: TaskInfo = module.info
         self.db = db
         self.graph = graph
         self.batch_size = batch_size
         self.num_neighbors = num_neighbors
+        self.strategy = strategy
         self._seen_index: SeenIndex | None = None
 
     def __repr__(self) -> str:
@@ -67,8 +69,9 @@ class Predictor:
                 training source when omitted.
             schema (str or dict, optional): Schema file; the training one
                 (stored in the checkpoint) when omitted.
-            num_neighbors (list[int], optional): Fan-outs; default ``[16, 16]``
-                trimmed to the model's depth.
+            num_neighbors (list[int], optional): Fan-outs; default: those the
+                model was trained with (``[16] * num_layers`` for checkpoints
+                that do not say).
             batch_size (int): Entities per forward pass. (default: :obj:`256`)
             upto (str or Timestamp, optional): Read only rows up to this time
                 (filtered inside the database where it can be), for a large
@@ -98,8 +101,10 @@ class Predictor:
         if module.model.packer.label_type is not None:
             attach_past_labels(graph, db, info.make_task(), info.seed_type, info.target_mean,
                                info.target_std)
-        fanout = num_neighbors or [16] * max(module.model.num_layers, 1)
-        return cls(module, db, graph, batch_size=batch_size, num_neighbors=fanout)
+        fanout = (num_neighbors or info.data.get("num_neighbors")
+                  or [16] * max(module.model.num_layers, 1))
+        return cls(module, db, graph, batch_size=batch_size, num_neighbors=fanout,
+                   strategy=info.data.get("strategy", "last"))
 
     # -- predictions ---------------------------------------------------------
     def predict(self, ids: list | pd.Series, at: str | pd.Timestamp) -> pd.DataFrame:
@@ -143,7 +148,7 @@ class Predictor:
         ``test_*.png`` whatever the split."""
         datamodule = RelationalDataModule(
             self.info.data["source"], self.info.make_task(), num_neighbors=self.num_neighbors,
-            batch_size=self.batch_size,
+            strategy=self.strategy, batch_size=self.batch_size,
             stat_windows=[f"{w}s" for w in self.info.data.get("stat_windows") or []] or None,
         )
         datamodule.db, datamodule.graph = self.db, self.graph
@@ -186,7 +191,8 @@ class Predictor:
 
         from rdl.sampling import TemporalNeighborSampler, TemporalNodeStats
 
-        sampler = TemporalNeighborSampler(self.graph, self.num_neighbors, strategy="last")
+        sampler = TemporalNeighborSampler(self.graph, self.num_neighbors, strategy=self.strategy,
+                                          seed=0)  # the same answer for the same question
         stats = None
         if self.module.model.temporal_stats:  # the windows it was trained with, in seconds
             stats = TemporalNodeStats(sampler.index, self.info.data["stat_windows"])

@@ -57,8 +57,8 @@ def labels_main(argv: list[str]) -> int:
 def run_labels(args: argparse.Namespace) -> int:
     """Loads the config and database, writes the labels, prints a summary."""
     try:
-        source, schema, task = read_config(args.config)
-        db = _connect(source, schema)
+        data, task = read_sections(args.config)
+        db = _connect(data)
         df = task.table(db, args.split)
     except (TaskError, ValueError, OSError) as exc:
         from rdl.cli import report  # rdl.cli imports this module
@@ -74,12 +74,6 @@ def run_labels(args: argparse.Namespace) -> int:
     if dropped:
         print(f"dropped: {dropped}")
     return 0
-
-
-def read_config(path: str | Path) -> tuple[str, object, Task]:
-    """Reads ``data.source``, ``data.schema`` and the ``task`` section of a YAML config."""
-    data, task = read_sections(path)
-    return data["source"], data.get("schema"), task
 
 
 def read_sections(path: str | Path) -> tuple[dict, Task]:
@@ -114,11 +108,11 @@ def _section(config: dict, name: str, path: str | Path) -> dict:
     return section
 
 
-def _connect(source: str, schema: object):
-    """Opens the database the config names."""
+def _connect(data: dict):
+    """Opens the database the config's ``data:`` section names, as ``rdl fit`` does."""
     from rdl.db import connect
 
-    return connect(source, schema=schema)
+    return connect(data["source"], schema=data.get("schema"), sql_schema=data.get("sql_schema"))
 
 
 def describe_labels(df: pd.DataFrame, task_type: str) -> str:

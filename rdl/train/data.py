@@ -140,14 +140,14 @@ class RelationalDataModule(L.LightningDataModule):
         in :meth:`setup`, after :meth:`prepare_data` has filled the feature
         cache."""
         if self.graph is None:
-            from rdl.datasets.nycflights13 import cache_home
+            from rdl.home import rdl_home
 
             self.db = connect(self.source, schema=self.schema, sql_schema=self.sql_schema)
             self.task.check(self.db)
             self.exclusions = guard(self.db, self.task, self.leakage_guard, self.exclude_columns)
             self.graph = self._mapped_graph()
             if self.graph is None:
-                cache = Path(self.cache_dir) if self.cache_dir else cache_home() / "cache"
+                cache = Path(self.cache_dir) if self.cache_dir else rdl_home() / "cache"
                 self.graph = build_graph(
                     self.db, exclude_columns=self.excluded_columns(),
                     cache_dir=cache / _cache_name(self.source),
@@ -188,7 +188,9 @@ class RelationalDataModule(L.LightningDataModule):
         return self.task.excluded_columns(self.exclusions)
 
     def data_description(self) -> dict:
-        """Source and schema (the file's content, so a checkpoint needs no file)."""
+        """Source and schema (the file's content, so a checkpoint needs no
+        file), and how subgraphs were sampled, so that predictions sample them
+        the same way."""
         schema = self.schema
         if isinstance(schema, (str, Path)):
             import yaml
@@ -196,7 +198,8 @@ class RelationalDataModule(L.LightningDataModule):
             schema = yaml.safe_load(Path(schema).read_text())
         return {"source": str(self.source), "schema": schema, "sql_schema": self.sql_schema,
                 "exclude_columns": self.exclusions,
-                "stat_windows": self.stat_window_seconds()}
+                "stat_windows": self.stat_window_seconds(),
+                "num_neighbors": list(self.num_neighbors), "strategy": self.strategy}
 
     def label_scale(self) -> tuple[float, float]:
         """Mean and standard deviation of the training labels of a regression

@@ -13,7 +13,7 @@ from rdl.datasets import BUNDLED
 from rdl.datasets import synthetic_retail as sr
 from rdl.datasets.retail import params as P
 from rdl.datasets.retail.tables import ENTITY_TABLES, TABLES, WIDE_TABLES, table_specs
-from rdl.tasks.cli import read_config
+from rdl.tasks.cli import read_sections
 
 N = 30_000
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -81,7 +81,8 @@ def test_customers_and_articles_replace_the_derived_counts(tmp_path):
 
 def test_small_config_has_about_a_thousand_customers(tmp_path, monkeypatch):
     monkeypatch.setenv("RDL_HOME", str(tmp_path))
-    source, _, task = read_config(CONFIGS / "retail_churn_small.yaml")
+    data, task = read_sections(CONFIGS / "retail_churn_small.yaml")
+    source = data["source"]
     db = rdl.connect(source)
     assert len(db["customers"]) == 1_000 and len(db["transactions"]) <= 100_000
     for split in ("train", "val", "test"):
@@ -214,7 +215,8 @@ def test_bundled_name_with_options_generates_once(tmp_path, monkeypatch):
     ("retail_churn_wide", {"wide": True}),
 ])
 def test_shape_configs_name_their_options_and_have_labels(tmp_path, config, options):
-    source, _, task = read_config(CONFIGS / f"{config}.yaml")
+    data, task = read_sections(CONFIGS / f"{config}.yaml")
+    source = data["source"]
     name, _, query = source.partition("?")
     assert name == "synthetic_retail" and sr.parse_options(query) == options
     small = {**options, "transactions": N}  # the same shape at a test size

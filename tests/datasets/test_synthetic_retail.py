@@ -16,7 +16,7 @@ import rdl
 from rdl.datasets import synthetic_retail as sr
 from rdl.datasets.retail import params as P
 from rdl.datasets.retail.tables import TABLES
-from rdl.tasks.cli import read_config
+from rdl.tasks.cli import read_sections
 
 N = 30_000
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -200,7 +200,8 @@ def test_purchases_follow_community_taste(retail):
 @pytest.mark.parametrize("config", ["retail_churn", "retail_fraud", "retail_recommendation"])
 def test_config_tasks_have_labels(retail, config):
     folder, tables, _ = retail
-    source, _, task = read_config(CONFIGS / f"{config}.yaml")
+    data, task = read_sections(CONFIGS / f"{config}.yaml")
+    source = data["source"]
     assert source == "synthetic_retail"
     db = rdl.connect(folder, schema=sr.SCHEMA_FILE)
     for split in ("train", "val", "test"):

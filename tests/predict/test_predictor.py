@@ -144,3 +144,22 @@ def test_event_level_model_sees_past_labels_and_predicts_from_a_notebook(tmp_pat
     past = rdl.Predictor.from_checkpoint(path, database=flights_db.upto(at))
     np.testing.assert_allclose(out["prediction"], past.predict(rows.tolist(), at)["prediction"],
                                rtol=1e-5, atol=1e-6)
+
+
+def test_a_checkpoint_predicts_with_the_fan_out_and_strategy_it_was_trained_with(tmp_path):
+    task = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
+                      "FOR EACH planes.tailnum",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    datamodule = RelationalDataModule("nycflights13", task, num_neighbors=[6, 3],
+                                      strategy="uniform", batch_size=64, max_seeds=300,
+                                      cache_dir=str(tmp_path / "cache"))
+    checkpoint = TaskCheckpoint(dirpath=str(tmp_path))
+    trainer = L.Trainer(max_epochs=1, logger=False, callbacks=[checkpoint],
+                        enable_progress_bar=False, enable_model_summary=False)
+    trainer.fit(RelationalTask(channels=8, blend_baseline=False), datamodule)
+    model = rdl.Predictor.from_checkpoint(checkpoint.best_model_path)
+    assert model.num_neighbors == [6, 3] and model.strategy == "uniform"
+    first = model.predict(PLANES, at="2013-12-01")
+    assert first.equals(model.predict(PLANES, at="2013-12-01"))  # seeded: the same answer
+    assert rdl.Predictor.from_checkpoint(checkpoint.best_model_path,
+                                         num_neighbors=[2, 2]).num_neighbors == [2, 2]

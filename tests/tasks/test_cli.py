@@ -20,8 +20,8 @@ def opened(monkeypatch, shop):
     """Replaces rdl.connect with the shop database and records its arguments."""
     calls = []
 
-    def fake_connect(source, schema):
-        calls.append((source, schema))
+    def fake_connect(data):
+        calls.append((data["source"], data.get("schema")))
         return shop
 
     monkeypatch.setattr(cli, "_connect", fake_connect)

@@ -81,7 +81,7 @@ def test_fit_stores_the_blend_in_the_best_checkpoint(blended_checkpoint):
 
 def test_predictor_and_test_apply_the_blend_of_the_checkpoint(blended_checkpoint, to_ord):
     path, module, trainer = blended_checkpoint
-    predictor = rdl.Predictor.from_checkpoint(path, num_neighbors=to_ord.num_neighbors)
+    predictor = rdl.Predictor.from_checkpoint(path)  # samples as training did: [8, 4], last
     blend = predictor.module.blend
     assert 0.0 < blend.gnn_share < 1.0  # both parts count, so each path must mix them
     seeds = to_ord.split_seeds("test")
@@ -91,7 +91,10 @@ def test_predictor_and_test_apply_the_blend_of_the_checkpoint(blended_checkpoint
     alone = torch.tensor(predictor.predict(ids, at)["prediction"].to_numpy())
     prior = blend.prior(predictor.db, TO_ORD, predictor._seeds(ids, at))
     expected = torch.sigmoid(blend.combine(torch.logit(alone.double()), prior.double()))
-    assert torch.allclose(blended.double(), expected, atol=1e-5)
+    # a float32 probability within 1e-4 of 0 or 1 no longer tells its logit
+    clear = (alone > 1e-4) & (alone < 1 - 1e-4)
+    assert clear.float().mean() > 0.9
+    assert torch.allclose(blended.double()[clear], expected[clear], atol=1e-5)
     # the Trainer's test (rdl test) scores the same blended predictions
     tested = trainer.test(module, to_ord, verbose=False)[0]["test_auroc"]
     auroc = BinaryAUROC()(blended, seeds.label.long())
