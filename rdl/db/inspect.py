@@ -1,7 +1,6 @@
 """Human-readable views of a :class:`Database`: a text report and a schema plot."""
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 from rdl.db.database import Database
@@ -34,6 +33,16 @@ def format_report(db: Database) -> str:
     return "\n".join(lines)
 
 
+def schema_links(db: Database) -> dict[tuple[str, str], list[str]]:
+    """(child table, parent table) -> the child's foreign-key columns to it:
+    one arrow each in the schema plot, however many columns link the pair."""
+    links: dict[tuple[str, str], list[str]] = {}
+    for table in db:
+        for column, parent in table.foreign_keys.items():
+            links.setdefault((table.name, parent), []).append(column)
+    return links
+
+
 def plot_schema(db: Database, path: str | Path) -> None:
     """Draws tables as boxes on a circle and foreign keys as arrows child -> parent."""
     import math
@@ -50,23 +59,19 @@ def plot_schema(db: Database, path: str | Path) -> None:
         for i, name in enumerate(names)
     }
     fig, ax = plt.subplots(figsize=(8, 8))
-    pair_counts: Counter = Counter()
-    for table in db:
-        for column, parent in table.foreign_keys.items():
-            pair = (table.name, parent)
-            bend = 0.15 * pair_counts[pair]
-            pair_counts[pair] += 1
-            (x0, y0), (x1, y1) = pos[table.name], pos[parent]
-            if pair[0] == pair[1]:
-                ax.annotate("", xy=(x0 + 0.05, y0 + 0.12), xytext=(x0 - 0.05, y0 + 0.12),
-                            arrowprops=dict(arrowstyle="->", connectionstyle="arc3,rad=-2.5"))
-                ax.text(x0, y0 + 0.3, column, ha="center", fontsize=8, color="gray")
-                continue
-            ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
-                        arrowprops=dict(arrowstyle="->", shrinkA=28, shrinkB=28,
-                                        connectionstyle=f"arc3,rad={0.1 + bend}"))
-            ax.text((x0 + x1) / 2, (y0 + y1) / 2 + bend / 2, column, ha="center",
-                    fontsize=8, color="gray")
+    for (child, parent), columns in schema_links(db).items():
+        label = ", ".join(columns)
+        (x0, y0), (x1, y1) = pos[child], pos[parent]
+        if child == parent:
+            ax.annotate("", xy=(x0 + 0.05, y0 + 0.12), xytext=(x0 - 0.05, y0 + 0.12),
+                        arrowprops=dict(arrowstyle="->", connectionstyle="arc3,rad=-2.5"))
+            ax.text(x0, y0 + 0.3, label, ha="center", fontsize=8, color="gray")
+            continue
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
+                    arrowprops=dict(arrowstyle="->", shrinkA=28, shrinkB=28,
+                                    connectionstyle="arc3,rad=0.1"))
+        ax.text((x0 + x1) / 2, (y0 + y1) / 2, label, ha="center", fontsize=8, color="gray",
+                bbox=dict(boxstyle="round,pad=0.1", facecolor="white", edgecolor="none"))
     for table in db:
         x, y = pos[table.name]
         label = f"{table.name}\n{len(table):,} rows"

@@ -139,7 +139,9 @@ class TaskEarlyStopping(EarlyStopping):
     """
 
     def __init__(self, patience: int = 5) -> None:
-        super().__init__(monitor="val_loss", patience=patience)
+        # checked after each validation only, so that a fit without validation
+        # (trainer.limit_val_batches: 0) trains to its end instead of failing
+        super().__init__(monitor="val_loss", patience=patience, check_on_train_epoch_end=False)
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         if stage == "fit":

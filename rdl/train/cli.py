@@ -123,9 +123,6 @@ def fit_summary(trainer: Trainer) -> str:
         names = [monitor, *sorted(set(best) - {"epoch", monitor},
                                   key=lambda k: (k == "val_loss", k))]  # the loss last
         lines.append(_line(f"Best epoch {best['epoch']}", _metrics({k: best[k] for k in names})))
-    blend = getattr(trainer.lightning_module, "blend", None)
-    if blend is not None:
-        lines.append(blend.describe())
     test = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test_")}
     if test:
         lines.append(_line("Test", _metrics(test)))

@@ -156,6 +156,11 @@ class RelationalTask(L.LightningModule):
             raise ValueError("RelationalTask trains with a RelationalDataModule (rdl fit "
                              "--config ... sets one up); load trained models with "
                              "RelationalTask.load_from_checkpoint or rdl.Predictor")
+        hops = len(datamodule.num_neighbors)
+        if hops != self.hparams.num_layers:
+            rank_zero_warn(f"data.num_neighbors samples {hops} hops but model.num_layers is "
+                           f"{self.hparams.num_layers}: give one fan-out per layer (e.g. "
+                           f"num_neighbors: {[16] * self.hparams.num_layers})")
         self.build(info_from_datamodule(datamodule))
         datamodule.batch_transform = self.model.packer
 
@@ -247,6 +252,9 @@ class RelationalTask(L.LightningModule):
         with LightGBM, and stores the blend in ``best.ckpt``."""
         trainer = self.trainer
         if not self.hparams.blend_baseline or self.info.task_type == types.RECOMMENDATION:
+            return
+        if trainer.limit_val_batches == 0:
+            rank_zero_info("no blend with LightGBM: validation is off (limit_val_batches 0)")
             return
         if trainer.world_size > 1:
             rank_zero_warn("blend_baseline is skipped under several processes; "

@@ -5,7 +5,9 @@ import json
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
+import yaml
 
 from rdl.cli import main
 
@@ -35,6 +37,15 @@ def test_inspect_report_and_plot(tmp_path, capsys):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_schema_plot_draws_one_arrow_per_table_pair(flights_db):
+    from rdl.db.inspect import schema_links
+
+    links = schema_links(flights_db)
+    assert sorted(links[("flights", "airports")]) == ["dest", "origin"]  # one arrow, both labels
+    assert sum(len(columns) for columns in links.values()) == sum(
+        len(table.foreign_keys) for table in flights_db)
+
+
 def test_inspect_bad_source_is_one_line_not_a_traceback(tmp_path):
     done = run("inspect", str(tmp_path / "missing.duckdb"))
     assert done.returncode == 2
@@ -52,3 +63,22 @@ def test_inspect_does_not_import_torch():
 @pytest.mark.parametrize("args", [["inspect"], ["nonsense"]])
 def test_usage_errors_exit_2(args):
     assert run(*args).returncode == 2
+
+
+@pytest.mark.server
+def test_labels_read_the_database_schema_the_config_names(postgres_db, tmp_path):
+    ddl = """CREATE TABLE users (id INTEGER PRIMARY KEY);
+             CREATE TABLE visits (id INTEGER PRIMARY KEY, user_id INTEGER REFERENCES users (id),
+                                  at TIMESTAMP)"""
+    visits = pd.DataFrame({"id": [1, 2, 3], "user_id": [1, 1, 2],
+                           "at": pd.to_datetime(["2024-01-02", "2024-01-20", "2024-02-03"])})
+    url, schema = postgres_db({"users": pd.DataFrame({"id": [1, 2]}), "visits": visits}, ddl)
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({
+        "data": {"source": url, "sql_schema": schema},
+        "task": {"query": "PREDICT COUNT(visits.*, 0, 10, days) FOR EACH users.id",
+                 "val_timestamp": "2024-01-15", "test_timestamp": "2024-02-01"}}))
+    out = tmp_path / "labels.parquet"
+    assert main(["labels", "--config", str(config), "--split", "val", "--output", str(out)]) == 0
+    labels = pd.read_parquet(out).set_index("id")["label"]
+    assert labels.to_dict() == {1: 1, 2: 0}  # the visit of 01-20 is in (01-15, 01-25]

@@ -114,3 +114,17 @@ def test_last_ckpt_every_n_steps_leaves_best_ckpt_to_the_validation(tmp_path):
 def test_every_n_steps_must_not_be_negative():
     with pytest.raises(ValueError, match="every_n_steps=-1"):
         TaskCheckpoint(every_n_steps=-1)
+
+
+def test_a_fit_without_validation_trains_to_its_end(spoiled, tmp_path):
+    datamodule = RelationalDataModule("nycflights13", spoiled[0].datamodule.task,
+                                      num_neighbors=[4, 2], max_seeds=300,
+                                      cache_dir=str(tmp_path / "cache"))
+    checkpoint = TaskCheckpoint(dirpath=str(tmp_path))
+    trainer = L.Trainer(max_epochs=2, logger=False, limit_val_batches=0,
+                        callbacks=[checkpoint, TaskEarlyStopping()],
+                        enable_progress_bar=False, enable_model_summary=False)
+    module = RelationalTask(channels=8)
+    trainer.fit(module, datamodule)  # early stopping used to fail: no val_auroc to watch
+    assert trainer.current_epoch == 2 and checkpoint.best_model_path == ""
+    assert module.blend is None  # nothing validated, nothing to choose a blend by
