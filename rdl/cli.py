@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_training(argv: list[str]) -> int:
     """Checks the files ``argv`` names, quietens third-party messages, sets
-    the CPU threads, then hands ``argv`` to LightningCLI."""
+    the CPU threads, then hands ``argv`` to LightningCLI; a bare ``--help``
+    comes from :mod:`rdl.help_cache` when it can."""
     torch_was_loaded = "torch" in sys.modules  # by a caller, who may have set its threads
     configs = _option_values(argv, "-c", "--config")
     settings = _read_configs(configs)
@@ -172,7 +173,11 @@ def _run_training(argv: list[str]) -> int:
     if problem:
         print(f"rdl {argv[0]}: error: {problem}", file=sys.stderr)
         return 2
-    from rdl.train.quiet import silence_third_party_noise
+    if argv[1:] in (["--help"], ["-h"]):  # the same text until rdl or Lightning changes
+        from rdl.help_cache import print_help
+
+        return print_help(argv[0], lambda: _build_help(argv))
+    from rdl.train.quiet import silence_third_party_noise  # rdl.train loads Lightning
 
     silence_third_party_noise()
     if not any(arg in ("-h", "--help") or arg.startswith("--print_config") for arg in argv):
@@ -185,6 +190,15 @@ def _run_training(argv: list[str]) -> int:
             return 2
     from rdl.train.cli import main as train_main
 
+    return train_main(argv)
+
+
+def _build_help(argv: list[str]) -> int:
+    """LightningCLI's help for ``argv`` (it prints it and exits)."""
+    from rdl.train.cli import main as train_main
+    from rdl.train.quiet import silence_third_party_noise
+
+    silence_third_party_noise()
     return train_main(argv)
 
 

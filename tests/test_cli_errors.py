@@ -151,6 +151,22 @@ def test_fit_help_is_plain_text(tmp_path):
     assert "rdl: using" not in done.stderr  # no thread line for help
 
 
+def test_fit_help_is_kept_and_then_shown_without_loading_lightning(tmp_path):
+    env = {"RDL_HOME": str(tmp_path / "home"), "COLUMNS": "100"}
+    first = rdl("fit", "--help", cwd=tmp_path, **env)
+    assert first.returncode == 0 and "--model.gnn" in first.stdout
+    assert len(list((tmp_path / "home" / "help").glob("fit-*.txt"))) == 1
+    probe = ("import sys; from rdl.cli import main; status = main(['fit', '--help']); "
+             "print('lightning loaded' if 'lightning.pytorch' in sys.modules else 'not loaded', "
+             "file=sys.stderr); sys.exit(status)")
+    again = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=600, env={**os.environ, **env})
+    assert again.returncode == 0 and again.stdout == first.stdout
+    assert again.stderr.strip().endswith("not loaded")
+    other = rdl("test", "--help", cwd=tmp_path, **env)  # each command has its own text
+    assert other.stdout != first.stdout and "--ckpt_path" in other.stdout
+
+
 def test_sphinx_markup_becomes_plain_words():
     from rdl.train.plain_help import plain_text
 
