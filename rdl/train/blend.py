@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from rdl.baseline import model as booster_lib
-from rdl.baseline.features import compute_features
+from rdl.baseline.features import Features, compute_features
 from rdl.db.database import Database
 from rdl.tasks import Task, types
 from rdl.train.seeds import Seeds
@@ -62,12 +62,14 @@ class BaselineBlend:
 
     def prior(self, db: Database, task: Task, seeds: Seeds) -> Tensor:
         """LightGBM's output for every seed ``[S]``: a logit or a value."""
-        labels = pd.DataFrame({"id": seeds.ids.to_numpy(), "timestamp": seeds.timestamps})
-        features = compute_features(db, task, labels, windows=self.windows, hops=self.hops,
-                                    exclude_columns=self.exclude_columns)
+        features = seed_features(db, task, seeds, self.windows, self.hops, self.exclude_columns)
+        return self.score(features.frame)
+
+    def score(self, features: pd.DataFrame) -> Tensor:
+        """LightGBM's logit or value for each row of baseline ``features``."""
         if self._model is None:
             self._model = booster_lib.lightgbm().Booster(model_str=self.booster)
-        out = np.asarray(self._model.predict(features.frame), dtype=np.float64)
+        out = np.asarray(self._model.predict(features), dtype=np.float64)
         if self.task_type == types.BINARY:
             out = np.clip(out, _EPS, 1 - _EPS)
             out = np.log(out / (1 - out))
@@ -130,17 +132,14 @@ def fit_blend(db: Database, task: Task, seeds: dict[str, Seeds], gnn_val: Tensor
         raise ValueError(refusal)
     x, y = {}, {}
     for split in ("train", "val"):
-        labels = pd.DataFrame({"id": seeds[split].ids.to_numpy(),
-                               "timestamp": seeds[split].timestamps})
-        features = compute_features(db, task, labels, windows=windows, hops=hops,
-                                    exclude_columns=exclude_columns)
+        features = seed_features(db, task, seeds[split], windows, hops, exclude_columns)
         windows = features.windows  # the validation rows get the training rows' windows
         x[split], y[split] = features.frame, seeds[split].label.double().numpy()
     booster = booster_lib.fit(x["train"], y["train"], x["val"], y["val"], task_type,
                               booster_lib.BoosterSettings(seed=seed, num_threads=1))
     blend = BaselineBlend(booster.model_to_string(num_iteration=booster.best_iteration or None),
                           1.0, task_type, tuple(windows), hops, exclude_columns)
-    prior = blend.prior(db, task, seeds["val"])
+    prior = blend.score(x["val"])  # the validation features, not computed again
     target = seeds["val"].label
     target = target.long() if task_type == types.BINARY else target
     scores = {}
@@ -153,6 +152,14 @@ def fit_blend(db: Database, task: Task, seeds: dict[str, Seeds], gnn_val: Tensor
     blend.val_metric = {"name": type(metric).__name__, "gnn": scores[1.0],
                         "lightgbm": scores[0.0], "blend": scores[best]}
     return blend
+
+
+def seed_features(db: Database, task: Task, seeds: Seeds, windows: tuple[float, ...] | None,
+                  hops: int, exclude_columns: dict[str, list[str]]) -> Features:
+    """The baseline's features of every seed, at its own time."""
+    labels = pd.DataFrame({"id": seeds.ids.to_numpy(), "timestamp": seeds.timestamps})
+    return compute_features(db, task, labels, windows=windows, hops=hops,
+                            exclude_columns=exclude_columns)
 
 
 def _metric_value(metric, blended: Tensor, target: Tensor, task_type: str) -> float:
