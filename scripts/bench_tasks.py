@@ -62,7 +62,7 @@ def seeded_config(task: str, seed: int, run: Run) -> dict:
         key, sep, value = option.partition("=")
         if not sep or not key:
             raise SystemExit(f"--override {option!r}: write section.key=value, e.g. "
-                             "model.aggr=sum")
+                             "model.net.aggr=sum")
         *sections, name = key.split(".")
         node = config
         for section in sections:
@@ -170,19 +170,15 @@ def popularity_unseen(config: Path, threads: int) -> dict[str, dict[str, float]]
 
     from rdl.baseline.recommend import evaluate_ranking, recommend
     from rdl.baseline.run import read_config
-    from rdl.db import connect
 
-    data, task, options = read_config(config)
-    db = connect(data["source"], schema=data.get("schema"), sql_schema=data.get("sql_schema"))
+    run, _ = read_config(config)
+    task, db = run.task, run.connect()
     task.check(db)
     items = db[task.item_table]
     keys = pd.Index(items.df[items.primary_key])
     out = {}
     for split in ("val", "test"):
-        labels = task.table(db, split)
-        if options.max_seeds is not None and len(labels) > options.max_seeds:  # as the baseline
-            labels = labels.sample(options.max_seeds, random_state=options.seed).sort_index()
-        labels = labels.reset_index(drop=True)
+        labels = run.labels(db, split).reset_index(drop=True)  # the baseline's seeds
         ranked = recommend(db, task, labels, exclude_seen=True, threads=threads)
         out[split] = evaluate_ranking(ranked, labels["label"], keys, task.metrics, task.top_k)
     return out

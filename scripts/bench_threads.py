@@ -56,7 +56,7 @@ def median_epoch(threads: int, epochs: int) -> float:
     trainer = L.Trainer(max_epochs=epochs + 1, logger=False, enable_checkpointing=False,
                         enable_progress_bar=False, enable_model_summary=False,
                         limit_val_batches=0, callbacks=[clock])
-    trainer.fit(RelationalTask(channels=64, blend_baseline=False), data)
+    trainer.fit(RelationalTask(net={"channels": 64}, blend_baseline=False), data)
     return statistics.median(clock.seconds[1:])
 
 

@@ -16,7 +16,8 @@ Timings on a shared machine are noisy: run it alone.
     python scripts/benchmark.py --sizes 200k 1M 3M --reuse benchmarks/stages.json  # tasks only
     python scripts/benchmark.py --sections stages --sizes 100k 300k 1M
     python scripts/benchmark.py --sections tasks --tasks retail_churn retail_churn_small \
-        --override model.aggr=sum --json benchmarks/aggr_sum.json --report benchmarks/aggr_sum.md
+        --override model.net.aggr=sum --json benchmarks/aggr_sum.json \
+        --report benchmarks/aggr_sum.md
     python scripts/benchmark.py --relbench-python /path/to/venv-with-relbench/bin/python
 """
 from __future__ import annotations
@@ -217,7 +218,7 @@ def main() -> None:
                              + " ".join(TASKS) + ")")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--override", nargs="+", default=[], metavar="KEY=VALUE",
-                        help="config options for every task, e.g. model.aggr=sum "
+                        help="config options for every task, e.g. model.net.aggr=sum "
                              "data.num_neighbors=[32,16] (values are YAML)")
     parser.add_argument("--epochs", type=int, default=None,
                         help="replace each config's trainer.max_epochs (quick runs)")

@@ -14,18 +14,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+from rdl.testing.cli import CONFIGS, rdl
+
 GOOD = str(CONFIGS / "flights_to_ord.yaml")
 NOWHERE = "postgresql://nobody@127.0.0.1:1/nothing"  # nothing listens on port 1
-QUICK = ["--data.max_seeds", "300", "--data.num_neighbors", "[4, 2]", "--model.channels", "8",
+QUICK = ["--data.max_seeds", "300", "--data.num_neighbors", "[4, 2]", "--model.net.channels", "8",
          "--trainer.max_epochs", "1", "--trainer.limit_train_batches", "2",
          "--trainer.limit_val_batches", "1", "--trainer.limit_test_batches", "1",
          "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false"]
-
-
-def rdl(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rdl", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, **env})
 
 
 def config(tmp_path: Path, name: str, source: str = "nycflights13",
@@ -99,7 +95,7 @@ def test_rdl_traceback_shows_the_traceback(tmp_path):
 
 
 def test_wrapped_errors_are_found_and_others_are_not():
-    from rdl.cli import user_error
+    from rdl.user_errors import user_error
     from rdl.db.issues import SourceError
 
     try:
@@ -122,7 +118,7 @@ def test_wrapped_errors_are_found_and_others_are_not():
 def test_every_listed_user_error_exists():
     import importlib
 
-    from rdl.cli import USER_ERRORS
+    from rdl.user_errors import USER_ERRORS
 
     for name in USER_ERRORS:
         module, _, cls = name.rpartition(".")
@@ -146,7 +142,7 @@ def test_help_lists_every_subcommand_without_loading_torch():
 def test_fit_help_is_plain_text(tmp_path):
     done = rdl("fit", "--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "--model.gnn" in done.stdout
+    assert "--model.net.gnn" in done.stdout
     assert "``" not in done.stdout and ":obj:" not in done.stdout and ":class:" not in done.stdout
     assert "rdl: using" not in done.stderr  # no thread line for help
 
@@ -154,7 +150,7 @@ def test_fit_help_is_plain_text(tmp_path):
 def test_fit_help_is_kept_and_then_shown_without_loading_lightning(tmp_path):
     env = {"RDL_HOME": str(tmp_path / "home"), "COLUMNS": "100"}
     first = rdl("fit", "--help", cwd=tmp_path, **env)
-    assert first.returncode == 0 and "--model.gnn" in first.stdout
+    assert first.returncode == 0 and "--model.net.gnn" in first.stdout
     assert len(list((tmp_path / "home" / "help").glob("fit-*.txt"))) == 1
     probe = ("import sys; from rdl.cli import main; status = main(['fit', '--help']); "
              "print('lightning loaded' if 'lightning.pytorch' in sys.modules else 'not loaded', "

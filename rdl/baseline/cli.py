@@ -15,6 +15,8 @@ import argparse
 import json
 from pathlib import Path
 
+from rdl.user_errors import report
+
 # (flag, option name, type, help); every one overrides the config's baseline: section.
 OPTIONS = (
     ("--windows", "windows", float, "past windows in days (all time is always added)"),
@@ -66,8 +68,6 @@ def run_baseline_command(args: argparse.Namespace) -> int:
     try:
         result = run_baseline(args.config, **overrides)
     except (BaselineError, ImportError) as exc:  # rdl.cli.main reports rdl's other errors
-        from rdl.cli import report  # rdl.cli imports this module
-
         return report("baseline", exc)
     print(f"{result.task_type} task, {result.num_features} features, rows "
           + ", ".join(f"{s} {n}" for s, n in result.rows.items()))

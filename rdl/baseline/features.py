@@ -32,7 +32,7 @@ from rdl.baseline.windows import data_windows
 from rdl.db.database import Database
 from rdl.db.table import Table
 from rdl.db.times import parse_times
-from rdl.tasks.spec import Task
+from rdl.tasks.task import Task
 
 # A children group is joined (label row x past child row) unless that makes more
 # than this many pairs per child and label row; then window functions run

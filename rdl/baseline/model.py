@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rdl.tasks import types
+from rdl.tasks import task_types as types
 
 OBJECTIVES = {types.BINARY: "binary", types.REGRESSION: "regression",
               types.MULTICLASS: "multiclass"}

@@ -19,7 +19,7 @@ from rdl.baseline.groups import LABELS, q
 from rdl.baseline.sql import hide_progress_bar
 from rdl.db.database import Database
 from rdl.tasks.history import item_history, seen_items
-from rdl.tasks.spec import Task
+from rdl.tasks.task import Task
 
 _WINDOWS = "__rdl_windows"
 _HISTORY = "__rdl_history"
@@ -112,7 +112,7 @@ def evaluate_ranking(recommended: list[list], truth: pd.Series, item_keys: pd.In
     """
     import torch
 
-    from rdl.tasks import types
+    from rdl.tasks import task_types as types
     from rdl.tasks.metrics import get_metrics
 
     preds = np.full((len(recommended), k), -2, dtype=np.int64)  # -2 matches no item

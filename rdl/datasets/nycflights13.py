@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.csv as pv
 import pyarrow.parquet as pq
 
-from rdl.db.numbers import NULL_SPELLINGS
+from rdl.db.text_numbers import NULL_SPELLINGS
 from rdl.home import rdl_home
 
 SCHEMA_FILE = Path(__file__).with_name("nycflights13.yaml")

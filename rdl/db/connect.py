@@ -12,9 +12,10 @@ from rdl.db.duckdb_source import DuckDBSource, duckdb_path
 from rdl.db.folder_source import FolderSource
 from rdl.db.issues import DataIssue, SchemaError, SourceError
 from rdl.db.keys import foreign_key_column, resolve_foreign_key, resolve_primary_key
-from rdl.db.numbers import recover_numbers
+from rdl.db.text_numbers import recover_numbers
 from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bound
 from rdl.db.raw import Source, TableInfo, read_frame
+from rdl.db.registry import DATASETS
 from rdl.db.schema import (
     UNSET, ForeignKey, SchemaOverrides, TimeColumn, check_schema_names, load_schema,
 )
@@ -56,8 +57,8 @@ def connect(
             a folder of parquet/CSV files (one per table; its own
             ``rdl_schema.yaml``, if any, is the schema file when ``schema`` is
             not given), a folder written by
-            :meth:`Database.save`, or the name of a bundled dataset
-            (``"nycflights13"``).
+            :meth:`Database.save`, or the name of a registered dataset
+            (``"nycflights13"``, see :mod:`rdl.db.registry`).
         schema (str or Path or dict, optional): A YAML schema file (or its
             parsed content) declaring keys, time columns, stypes and what to
             drop; it wins over what the database reflects. (default: :obj:`None`)
@@ -81,10 +82,8 @@ def connect(
     overrides = load_schema(schema)
     options = ReadOptions(columns, exclude_columns, None if upto is None else pd.Timestamp(upto))
     source = str(source)
-    from rdl.datasets import BUNDLED
-
-    if source in BUNDLED:  # small: read whole, then cut
-        return _apply(BUNDLED[source](schema=schema), options)
+    if source in DATASETS:  # small: read whole, then cut
+        return _apply(DATASETS[source](schema=schema), options)
     path = Path(source)
     if path.is_dir() and (path / METADATA_FILE).is_file() and schema is None:
         return Database.load(path, columns=columns, exclude_columns=exclude_columns, upto=upto)
@@ -125,10 +124,11 @@ def open_source(source: str, sql_schema: str | None = None) -> Source:
         return SQLSource(sa.URL.create("sqlite", database=str(path)), sql_schema)
     if "://" in source:
         return SQLSource(source, sql_schema)
+    names = ", ".join(DATASETS) or "none installed"
     raise SourceError(
-        f"{source!r} is not a database URL, a database file or a folder. "
-        "Examples: postgresql://user@localhost/shop, duckdb:///shop.duckdb, "
-        "sqlite:///shop.db, ./data/ (parquet/CSV files)."
+        f"{source!r} is not a database URL, a database file, a folder or the name of a "
+        f"dataset ({names}). Examples: postgresql://user@localhost/shop, "
+        "duckdb:///shop.duckdb, sqlite:///shop.db, ./data/ (parquet/CSV files)."
     )
 
 

@@ -17,7 +17,7 @@ import pyarrow.csv as pv
 import pyarrow.dataset as ds
 
 from rdl.db.issues import DataIssue, SourceError
-from rdl.db.numbers import NULL_SPELLINGS
+from rdl.db.text_numbers import NULL_SPELLINGS
 from rdl.db.raw import TableInfo, TimeBound
 
 PARQUET_SUFFIXES = (".parquet", ".pq")

@@ -21,7 +21,7 @@ from torch_geometric.typing import EdgeType
 
 from rdl.graph import SECONDS_PER_DAY
 from rdl.nn.messages import MessageLayout
-from rdl.nn.names import edge_key
+from rdl.nn.keys import edge_key
 
 
 @dataclass

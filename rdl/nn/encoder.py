@@ -12,7 +12,7 @@ from torch import Tensor
 from torch.nn import Embedding, Linear, ModuleDict, Parameter, ParameterDict, ReLU, Sequential
 
 from rdl.nn.batch import PackedBatch
-from rdl.nn.names import type_key
+from rdl.nn.keys import type_key
 from rdl.nn.table_encoders import row_encoder
 
 

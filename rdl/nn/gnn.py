@@ -11,7 +11,7 @@ from torch_geometric.typing import EdgeType
 from rdl.nn.batch import PackedBatch
 from rdl.nn.gat import HeteroGATv2Conv
 from rdl.nn.hgt import HGTLayer
-from rdl.nn.names import check_choice, type_key
+from rdl.nn.keys import check_choice, type_key
 from rdl.nn.sage import HeteroSAGEConv
 
 GNNS = ("sage", "gat", "hgt")

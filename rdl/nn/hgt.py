@@ -10,7 +10,7 @@ from torch.nn import Linear, ModuleDict, Parameter, ParameterDict
 from torch_geometric.typing import EdgeType
 
 from rdl.nn.batch import PackedBatch
-from rdl.nn.names import edge_key, type_key
+from rdl.nn.keys import edge_key, type_key
 from rdl.nn.messages import aggregate, edge_softmax, prefix, softmax_stats
 
 

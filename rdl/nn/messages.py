@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 from torch_geometric.typing import EdgeType
 
-from rdl.nn.names import edge_key
+from rdl.nn.keys import edge_key
 
 
 class MessageLayout:

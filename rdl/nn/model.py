@@ -7,16 +7,14 @@ from torch_geometric.data import HeteroData
 
 from rdl.nn.batch import BatchPacker, PackedBatch
 from rdl.nn.encoder import HeteroEncoder
-from rdl.nn.gnn import GNNS, HeteroGNN
+from rdl.nn.gnn import HeteroGNN
 from rdl.nn.heads import IDGNNHead, NodeHead, TwoTowerHead
-from rdl.nn.names import check_choice
+from rdl.nn.keys import check_choice
 from rdl.nn.messages import prefix
-from rdl.nn.spec import GraphSpec
-from rdl.nn.table_encoders import ENCODERS
+from rdl.nn.graph_spec import GraphSpec
+from rdl.nn.settings import ModelSettings
 from rdl.sampling import stats_widths
-from rdl.tasks.types import BINARY, MULTICLASS, RECOMMENDATION, REGRESSION, TASK_TYPES
-
-REC_HEADS = ("two_tower", "idgnn")
+from rdl.tasks.task_types import BINARY, MULTICLASS, RECOMMENDATION, REGRESSION, TASK_TYPES
 
 
 class RelationalModel(torch.nn.Module):
@@ -44,38 +42,12 @@ class RelationalModel(torch.nn.Module):
             :obj:`"regression"` or :obj:`"recommendation"`.
         out_channels (int, optional): Outputs per seed (number of classes for
             multiclass). (default: :obj:`1`)
-        channels (int, optional): Hidden channels. (default: :obj:`64`)
-        gnn (str, optional): :obj:`"sage"`, :obj:`"gat"` or :obj:`"hgt"`.
-            (default: :obj:`"sage"`)
-        num_layers (int, optional): Message passing layers. (default: :obj:`2`)
-        aggr (str, optional): :obj:`"mean"`, :obj:`"sum"`, :obj:`"max"` or a
-            ``+``-joined combination (e.g. :obj:`"mean+max"`): neighbour
-            aggregation of :obj:`"sage"`. (default: :obj:`"mean"`)
-        heads (int, optional): Attention heads of :obj:`"gat"`/:obj:`"hgt"`.
-            (default: :obj:`4`)
-        dropout (float, optional): Dropout. (default: :obj:`0.0`)
-        encoder (str, optional): Row encoder: :obj:`"mlp"` (right-sized, fused
-            per stype), :obj:`"resnet"` or :obj:`"fttransformer"` (PyTorch
-            Frame). (default: :obj:`"mlp"`)
-        encoder_layers (int, optional): Layers of the row encoder. (default: :obj:`1`)
-        stype_encoders (dict, optional): stype -> PyTorch Frame encoder name
-            for :obj:`"resnet"`/:obj:`"fttransformer"`, overriding the defaults.
-            (default: :obj:`None`)
-        shallow_types (list[str], optional): Node types that also get a learned
-            embedding per node. (default: :obj:`None`)
         item_type (str, optional): Item node type of recommendation tasks.
             (default: :obj:`None`)
-        rec_head (str, optional): :obj:`"two_tower"` or :obj:`"idgnn"`.
-            (default: :obj:`"two_tower"`)
-        head_layers (int, optional): Layers of the head MLP. (default: :obj:`1`)
-        temporal_stats (bool, optional): Add every node's temporal neighbour
-            counts and recency (:mod:`rdl.sampling.node_stats`) to its
-            embedding; the loader must apply
-            :class:`~rdl.sampling.TemporalNodeStats`. (default: :obj:`False`)
-        past_labels (bool, optional): Event-level tasks: show the model the
-            labels of seed-type rows older than their seed
-            (``graph[seed_type].past_label``, NaN where unknown).
-            (default: :obj:`False`)
+        settings (ModelSettings or dict, optional): The model's settings (see
+            :class:`~rdl.nn.ModelSettings`). (default: :obj:`None`, the defaults)
+        **overrides: Any :class:`~rdl.nn.ModelSettings` field, on top of
+            :obj:`settings` (e.g. ``channels=128``).
     """
 
     def __init__(
@@ -85,38 +57,23 @@ class RelationalModel(torch.nn.Module):
         seed_type: str,
         task_type: str,
         out_channels: int = 1,
-        channels: int = 64,
-        gnn: str = "sage",
-        num_layers: int = 2,
-        aggr: str = "mean",
-        heads: int = 4,
-        dropout: float = 0.0,
-        encoder: str = "mlp",
-        encoder_layers: int = 1,
-        stype_encoders: dict[str, str] | None = None,
-        shallow_types: list[str] | None = None,
         item_type: str | None = None,
-        rec_head: str = "two_tower",
-        head_layers: int = 1,
-        temporal_stats: bool = False,
-        past_labels: bool = False,
+        settings: ModelSettings | dict | None = None,
+        **overrides,
     ):
         super().__init__()
         spec = graph if isinstance(graph, GraphSpec) else GraphSpec.from_data(graph)
-        self.spec = spec
+        cfg = ModelSettings.coerce(settings, **overrides)
+        self.spec, self.settings = spec, cfg
         self.task_type = check_choice("task_type", task_type, TASK_TYPES)
-        check_choice("gnn", gnn, GNNS)
-        check_choice("encoder", encoder, ENCODERS)
         check_choice("seed_type", seed_type, spec.node_types)
-        for nt in shallow_types or []:
+        for nt in cfg.shallow_types or []:
             check_choice("shallow_types entry", nt, spec.node_types)
-        if num_layers < 0 or channels < 1:
-            raise ValueError(f"num_layers={num_layers} must be >= 0 and channels={channels} >= 1")
         _check_out_channels(task_type, out_channels)
-        self.seed_type, self.gnn_name, self.encoder_name = seed_type, gnn, encoder
+        self.seed_type, self.gnn_name, self.encoder_name = seed_type, cfg.gnn, cfg.encoder
         self.rec_head = None
         if task_type == RECOMMENDATION:
-            self.rec_head = check_choice("rec_head", rec_head, REC_HEADS)
+            self.rec_head = cfg.rec_head
             if item_type is None:
                 raise ValueError("A recommendation model needs item_type (the node type of "
                                  f"the items); one of {spec.node_types}")
@@ -124,29 +81,31 @@ class RelationalModel(torch.nn.Module):
         self.item_type = item_type
         idgnn = self.rec_head == "idgnn"
         out_types = list(dict.fromkeys([item_type, seed_type])) if idgnn else [seed_type]
+        channels = cfg.channels
 
         widths = (stats_widths(spec.node_types, spec.edge_types, spec.time_types)
-                  if temporal_stats else None)
-        self.temporal_stats = temporal_stats
+                  if cfg.temporal_stats else None)
+        self.temporal_stats = cfg.temporal_stats
         self.encoder = HeteroEncoder(
             spec.node_types, spec.col_names_dicts, spec.col_stats_dict, channels,
-            encoder=encoder, encoder_layers=encoder_layers, dropout=dropout,
-            stype_encoders=stype_encoders, time_types=spec.time_types,
-            shallow={nt: spec.num_nodes[nt] for nt in shallow_types or []},
-            stats_widths=widths, label_types=[seed_type] if past_labels else None)
-        self.gnn = HeteroGNN(spec.node_types, spec.edge_types, channels, num_layers,
-                             out_types, gnn=gnn, aggr=aggr, heads=heads, dropout=dropout)
+            encoder=cfg.encoder, encoder_layers=cfg.encoder_layers, dropout=cfg.dropout,
+            stype_encoders=cfg.stype_encoders, time_types=spec.time_types,
+            shallow={nt: spec.num_nodes[nt] for nt in cfg.shallow_types or []},
+            stats_widths=widths, label_types=[seed_type] if cfg.past_labels else None)
+        self.gnn = HeteroGNN(spec.node_types, spec.edge_types, channels, cfg.num_layers,
+                             out_types, gnn=cfg.gnn, aggr=cfg.aggr, heads=cfg.heads,
+                             dropout=cfg.dropout)
         self.identity = torch.nn.Parameter(torch.randn(channels) * 0.1) if idgnn else None
         if self.rec_head == "two_tower":
-            self.head = TwoTowerHead(channels, spec.num_nodes[item_type], head_layers)
+            self.head = TwoTowerHead(channels, spec.num_nodes[item_type], cfg.head_layers)
         elif idgnn:
-            self.head = IDGNNHead(channels, spec.num_nodes[item_type], head_layers)
+            self.head = IDGNNHead(channels, spec.num_nodes[item_type], cfg.head_layers)
         else:
-            self.head = NodeHead(channels, out_channels, head_layers)
-        self.num_layers = num_layers
-        self.packer = BatchPacker(spec.metadata, seed_type, num_layers, trim=not idgnn,
+            self.head = NodeHead(channels, out_channels, cfg.head_layers)
+        self.num_layers = cfg.num_layers
+        self.packer = BatchPacker(spec.metadata, seed_type, cfg.num_layers, trim=not idgnn,
                                   stats_widths=widths,
-                                  label_type=seed_type if past_labels else None)
+                                  label_type=seed_type if cfg.past_labels else None)
 
     def pack(self, batch: HeteroData) -> PackedBatch:
         r"""Packs a sampled mini-batch for :meth:`forward` (same as :attr:`packer`)."""

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from rdl.nn.names import check_choice
+from rdl.nn.keys import check_choice
 
 LOSSES = ("softmax", "bpr")
 

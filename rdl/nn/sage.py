@@ -14,7 +14,7 @@ from rdl.nn.messages import (
     prefix,
     slot_blocks,
 )
-from rdl.nn.names import check_choice, type_key
+from rdl.nn.keys import check_choice, type_key
 
 
 class HeteroSAGEConv(torch.nn.Module):

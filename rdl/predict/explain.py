@@ -56,7 +56,7 @@ from torch_geometric.data import HeteroData
 
 from rdl.graph import SECONDS_PER_DAY
 from rdl.nn.batch import PackedBatch
-from rdl.tasks import types
+from rdl.tasks import task_types as types
 from rdl.train.plots import new_figure, save_figure
 
 LEVELS = ("table", "column", "row")
@@ -89,7 +89,7 @@ def explain(predictor, id, at: str | pd.Timestamp, item=None) -> pd.DataFrame:
                       "prediction by that share of them; LightGBM's part is not explained",
                       stacklevel=2)
     seeds = predictor._seeds([id], at)
-    batch = next(iter(predictor._loader(seeds)))
+    batch = next(iter(predictor.datamodule.loader(seeds, pack=False))).inputs
     model = predictor.module.model
     out = model(model.packer(batch))
     read, explained = _readout(predictor, id, at, item, out)

@@ -1,6 +1,7 @@
 """Predicting from a notebook: a trained checkpoint, DataFrames in and out."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import lightning as L
@@ -8,21 +9,22 @@ import pandas as pd
 import torch
 from torch_geometric.data import HeteroData
 
-from rdl.db import Database, connect
+from rdl.db import Database
 from rdl.graph import build_graph, to_unix_seconds
+from rdl.graph.fingerprint import db_feature_columns, schema_mismatch, spec_feature_columns
 from rdl.predict.explain import explain, plot_explanation
-from rdl.tasks import types
+from rdl.sampling import SamplingSettings
+from rdl.tasks import task_types as types
+from rdl.tasks.run_data import RunData
 from rdl.train.blend import BLEND_KEY, BaselineBlend
 from rdl.train.callbacks import prediction_frame
 from rdl.train.checkpoint import CheckpointError, verify_checksum
 from rdl.train.data import RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo
-from rdl.train.module import RelationalTask
-from rdl.train.past_labels import attach_past_labels
+from rdl.train.module import RelationalTask, module_arguments
 from rdl.train.plots import RunPlots
 from rdl.train.recommend import item_scores
 from rdl.train.seeds import Seeds, node_indices
-from rdl.train.seen import SeenIndex, SeenItems
 
 
 class Predictor:
@@ -39,17 +41,17 @@ class Predictor:
     database gives the same answer as the database as it was at ``at``.
     """
 
-    def __init__(self, module: RelationalTask, db: Database, graph: HeteroData,
-                 batch_size: int = 256, num_neighbors: list[int] | None = None,
-                 strategy: str = "last") -> None:
+    def __init__(self, module: RelationalTask, datamodule: RelationalDataModule) -> None:
         self.module = module.eval()
         self.info: TaskInfo = module.info
-        self.db = db
-        self.graph = graph
-        self.batch_size = batch_size
-        self.num_neighbors = num_neighbors
-        self.strategy = strategy
-        self._seen_index: SeenIndex | None = None
+        self.datamodule = datamodule
+        self.db: Database = datamodule.db
+        self.graph: HeteroData = datamodule.graph
+
+    @property
+    def sampling(self) -> SamplingSettings:
+        """How this predictor samples subgraphs: as the model was trained."""
+        return self.datamodule.sampling()
 
     def __repr__(self) -> str:
         return (f"Predictor(task_type={self.info.task_type!r}, entity={self.info.seed_type!r}, "
@@ -83,28 +85,35 @@ class Predictor:
             raise CheckpointError(f"{path} was not written by rdl fit (no task description in it)")
         verify_checksum(checkpoint, path)
         info = TaskInfo.from_plain(checkpoint[CHECKPOINT_KEY])
-        hparams = {k: v for k, v in checkpoint["hyper_parameters"].items() if not k.startswith("_")}
-        module = RelationalTask(**{**hparams, "compile": False})
+        module = RelationalTask(**{**module_arguments(checkpoint["hyper_parameters"]),
+                                   "compile": False})
         module.build(info)
         module.load_state_dict(checkpoint["state_dict"])
         if BLEND_KEY in checkpoint:
             module.blend = BaselineBlend.from_plain(checkpoint[BLEND_KEY])
+        run = RunData.from_plain(info.data, info.make_task())
+        if schema is not None:
+            run = dataclasses.replace(run, schema=schema)
         if isinstance(database, Database):
             db = database if upto is None else database.upto(upto)
         else:
-            source = database if database is not None else info.data["source"]
-            db = connect(source, schema=schema if schema is not None else info.data.get("schema"),
-                         sql_schema=info.data.get("sql_schema"), upto=upto)
-        excluded = info.make_task().excluded_columns(info.data.get("exclude_columns"))
-        _check_same_schema(db, info, excluded)
+            if database is not None:
+                run = dataclasses.replace(run, source=database)
+            db = run.connect(upto=upto)
+        excluded = run.task.excluded_columns(run.exclude_columns)
+        mismatch = schema_mismatch(spec_feature_columns(info.spec.col_names_dicts),
+                                   db_feature_columns(db, excluded))
+        if mismatch is not None:
+            raise ValueError(f"The checkpoint was trained on another schema: {mismatch}")
         graph = build_graph(db, exclude_columns=excluded, col_stats_dict=info.spec.col_stats_dict)
-        if module.model.packer.label_type is not None:
-            attach_past_labels(graph, db, info.make_task(), info.seed_type, info.target_mean,
-                               info.target_std)
-        fanout = (num_neighbors or info.data.get("num_neighbors")
-                  or [16] * max(module.model.num_layers, 1))
-        return cls(module, db, graph, batch_size=batch_size, num_neighbors=fanout,
-                   strategy=info.data.get("strategy", "last"))
+        sampling = SamplingSettings.from_plain(info.data, module.model.num_layers)
+        if num_neighbors is not None:
+            sampling = dataclasses.replace(sampling, num_neighbors=tuple(num_neighbors))
+        datamodule = RelationalDataModule.from_parts(
+            run, sampling, db, graph, classes=info.classes,
+            label_scale=(info.target_mean, info.target_std),
+            batch_transform=module.model.packer, batch_size=batch_size)
+        return cls(module, datamodule)
 
     # -- predictions ---------------------------------------------------------
     def predict(self, ids: list | pd.Series, at: str | pd.Timestamp) -> pd.DataFrame:
@@ -125,10 +134,9 @@ class Predictor:
                              f"{self.info.task_type} model")
         seeds = self._seeds(ids, at)
         scores = []
-        for batch in self._loader(seeds):
-            seen = self._seen(seeds, batch[self.info.seed_type].input_id)
-            scores.append(item_scores(self.module.model, self._forward(batch), seen,
-                                      self.module.exclude_seen))
+        for batch in self.datamodule.loader(seeds):
+            scores.append(item_scores(self.module.model, self.module.model(batch.inputs),
+                                      batch.seen, self.module.exclude_seen))
         top = torch.cat(scores).topk(min(k, self.graph[self.info.item_type].num_nodes), dim=1)
         items = self.graph.key_index[self.info.item_type]
         id_col = seeds.ids.name or "id"
@@ -146,16 +154,11 @@ class Predictor:
         ``plots``, also the split's pictures (ROC and precision-recall curves,
         predicted vs true, or hit rate by rank) as PNGs in that folder, named
         ``test_*.png`` whatever the split."""
-        datamodule = RelationalDataModule(
-            self.info.data["source"], self.info.make_task(), num_neighbors=self.num_neighbors,
-            strategy=self.strategy, batch_size=self.batch_size,
-            stat_windows=[f"{w}s" for w in self.info.data.get("stat_windows") or []] or None,
-        )
-        datamodule.db, datamodule.graph = self.db, self.graph
-        datamodule.task.check(self.db)
-        datamodule.classes = self.info.classes
-        datamodule.batch_transform = self.module.model.packer
-        datamodule.seeds["test"] = datamodule.split_seeds(split)
+        parts = self.datamodule
+        datamodule = RelationalDataModule.from_parts(
+            parts.run, parts.sampling(), self.db, self.graph, classes=self.info.classes,
+            label_scale=parts.label_scale(), batch_transform=parts.batch_transform,
+            batch_size=parts.batch_size, test_split=split)
         callbacks = [] if plots is None else [RunPlots(dirpath=str(plots))]
         trainer = L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False,
                             callbacks=callbacks)
@@ -186,67 +189,10 @@ class Predictor:
         times = pd.Series([at] * len(ids), name="timestamp")
         return Seeds(node, to_unix_seconds(times), torch.zeros(len(ids)), None, ids, times)
 
-    def _loader(self, seeds: Seeds):
-        from torch_geometric.loader import NodeLoader
-
-        from rdl.sampling import TemporalNeighborSampler, TemporalNodeStats
-
-        sampler = TemporalNeighborSampler(self.graph, self.num_neighbors, strategy=self.strategy,
-                                          seed=0)  # the same answer for the same question
-        stats = None
-        if self.module.model.temporal_stats:  # the windows it was trained with, in seconds
-            stats = TemporalNodeStats(sampler.index, self.info.data["stat_windows"])
-        return NodeLoader(self.graph, node_sampler=sampler,
-                          input_nodes=(self.info.seed_type, seeds.node), input_time=seeds.time,
-                          batch_size=self.batch_size, shuffle=False, transform=stats)
-
-    def _seen(self, seeds: Seeds, position: torch.Tensor) -> SeenItems | None:
-        """Recommendation: the items the seeds at ``position`` already had."""
-        if self.info.task_type != types.RECOMMENDATION:
-            return None
-        if self._seen_index is None:
-            self._seen_index = SeenIndex.from_task(self.info.make_task(), self.db, self.graph,
-                                                   self.info.seed_type, self.info.item_type)
-        return self._seen_index.lookup(seeds.node[position], seeds.time[position])
-
-    @torch.no_grad()
-    def _forward(self, batch: HeteroData) -> torch.Tensor:
-        return self.module.model(self.module.model.packer(batch))
-
     @torch.no_grad()
     def _run(self, seeds: Seeds) -> list[dict]:
-        from rdl.train.data import LabeledBatch
-
         blend = self.module.blend
         if blend is not None and seeds.prior is None:
             seeds.prior = blend.prior(self.db, self.info.make_task(), seeds)
-        outputs = []
-        for batch in self._loader(seeds):
-            position = batch[self.info.seed_type].input_id
-            prior = None if seeds.prior is None else seeds.prior[position]
-            labeled = LabeledBatch(self.module.model.packer(batch), seeds.label[position], position,
-                                   seen=self._seen(seeds, position), prior=prior)
-            outputs.append(self.module.predict_step(labeled, 0))
-        return outputs
+        return [self.module.predict_step(batch, 0) for batch in self.datamodule.loader(seeds)]
 
-
-def _check_same_schema(db: Database, info: TaskInfo, excluded: dict[str, list[str]]) -> None:
-    """Refuses a database whose tables or feature columns differ from training."""
-    from rdl.graph import safe_name
-
-    trained = {nt: sorted(c for cols in d.values() for c in cols)
-               for nt, d in info.spec.col_names_dicts.items()}
-    for table in db:
-        nt = safe_name(table.name)
-        if nt not in info.spec.node_types:
-            continue
-        columns = sorted(c for c in table.stypes if c not in excluded.get(table.name, []))
-        if columns and trained.get(nt) != columns:
-            raise ValueError(
-                f"The checkpoint was trained on another schema: table {table.name!r} had "
-                f"feature columns {trained.get(nt)}, the database has {columns}"
-            )
-    missing = set(info.spec.node_types) - {safe_name(t.name) for t in db}
-    if missing:
-        raise ValueError(f"The checkpoint was trained on another schema: tables "
-                         f"{sorted(missing)} are missing from the database")

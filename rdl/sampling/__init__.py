@@ -9,6 +9,8 @@ temporal in-degrees, window counts and recency that a fan-out hides; ``fanout`` 
 check the inputs.
 """
 from rdl.sampling.node_stats import NUM_WINDOWS, TemporalNodeStats, stats_widths
+from rdl.sampling.settings import SamplingSettings
 from rdl.sampling.temporal_sampler import TemporalNeighborSampler
 
-__all__ = ["NUM_WINDOWS", "TemporalNeighborSampler", "TemporalNodeStats", "stats_widths"]
+__all__ = ["NUM_WINDOWS", "SamplingSettings", "TemporalNeighborSampler", "TemporalNodeStats",
+           "stats_widths"]

@@ -3,8 +3,8 @@
 ``import rdl.tasks`` does not import torch; :mod:`rdl.tasks.metrics` does, and
 is loaded only when one of its names is first used.
 """
-from rdl.tasks.check import Plan, plan
-from rdl.tasks.compile import compile_plan
+from rdl.tasks.query.resolve import ResolvedQuery, resolve_query
+from rdl.tasks.query.to_sql import label_sql
 from rdl.tasks.errors import QueryError, TaskError
 from rdl.tasks.history import (
     RepeatRate,
@@ -14,19 +14,19 @@ from rdl.tasks.history import (
     seen_items,
 )
 from rdl.tasks.leakage import Leak, find_leaks
-from rdl.tasks.query import parse
-from rdl.tasks.spec import Task
+from rdl.tasks.query.parser import parse
+from rdl.tasks.task import Task
 from rdl.tasks.splits import SPLITS, parse_timedelta
-from rdl.tasks.types import TASK_TYPES, default_metrics
+from rdl.tasks.task_types import TASK_TYPES, default_metrics
 
 _LAZY = ("get_metrics", "metrics_for", "metric_names")
 
 __all__ = [
     "Task",
     "parse",
-    "plan",
-    "Plan",
-    "compile_plan",
+    "resolve_query",
+    "ResolvedQuery",
+    "label_sql",
     "Leak",
     "find_leaks",
     "QueryError",

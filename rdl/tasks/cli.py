@@ -5,6 +5,7 @@ The config is a YAML file with the data source and the task::
     data:                       # or LightningCLI style: data: {init_args: {...}}
       source: nycflights13      # anything rdl.connect() opens
       schema: null              # optional schema overrides for rdl.connect()
+      max_seeds: null           # as in rdl fit: the same random subset of seeds
     task:
       query: PREDICT COUNT(flights.* VIA dest, 0, 7, days) FOR EACH airports.faa
       val_timestamp: 2013-10-01
@@ -13,19 +14,22 @@ The config is a YAML file with the data source and the task::
 Usage::
 
     rdl labels --config CFG.yaml --split train --output train.parquet
+
+The config is read by :class:`~rdl.tasks.run_data.RunData`, as ``rdl fit``
+and ``rdl baseline`` read it, so all three label the same seeds.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 import pandas as pd
 
-from rdl.tasks import types
+from rdl.tasks import task_types as types
 from rdl.tasks.errors import TaskError
-from rdl.tasks.spec import Task
+from rdl.tasks.run_data import RunData
 from rdl.tasks.splits import SPLITS
+from rdl.user_errors import report
 
 
 def add_labels_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -57,12 +61,10 @@ def labels_main(argv: list[str]) -> int:
 def run_labels(args: argparse.Namespace) -> int:
     """Loads the config and database, writes the labels, prints a summary."""
     try:
-        data, task = read_sections(args.config)
-        db = _connect(data)
-        df = task.table(db, args.split)
+        run = RunData.from_config(args.config)
+        task = run.task
+        df = run.labels(run.connect(), args.split)
     except (TaskError, ValueError, OSError) as exc:
-        from rdl.cli import report  # rdl.cli imports this module
-
         return report("labels", exc)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -74,45 +76,6 @@ def run_labels(args: argparse.Namespace) -> int:
     if dropped:
         print(f"dropped: {dropped}")
     return 0
-
-
-def read_sections(path: str | Path) -> tuple[dict, Task]:
-    """Reads the ``data`` section (with ``source``) and the :class:`Task` of a YAML config."""
-    import yaml
-
-    try:
-        config = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise TaskError(f"cannot read the config {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise TaskError(f"{path} is not valid YAML: {exc}") from None
-    if not isinstance(config, dict):
-        raise TaskError(f"{path} must hold a mapping with data: and task:")
-    data = _section(config, "data", path)
-    if "source" not in data:
-        raise TaskError(f"{path}: data: needs source: (a URL, a folder or a dataset name)")
-    task_cfg = _section(config, "task", path)
-    fields = [f.name for f in dataclasses.fields(Task) if f.init]
-    unknown = sorted(set(task_cfg) - set(fields))
-    if unknown:
-        raise TaskError(f"{path}: unknown task setting(s) {unknown}; valid ones are {fields}")
-    return data, Task(**task_cfg)
-
-
-def _section(config: dict, name: str, path: str | Path) -> dict:
-    section = config.get(name)
-    if isinstance(section, dict) and isinstance(section.get("init_args"), dict):
-        section = section["init_args"]
-    if not isinstance(section, dict):
-        raise TaskError(f"{path}: the config needs a {name}: section (a mapping)")
-    return section
-
-
-def _connect(data: dict):
-    """Opens the database the config's ``data:`` section names, as ``rdl fit`` does."""
-    from rdl.db import connect
-
-    return connect(data["source"], schema=data.get("schema"), sql_schema=data.get("sql_schema"))
 
 
 def describe_labels(df: pd.DataFrame, task_type: str) -> str:

@@ -4,7 +4,7 @@ Recommending *new* items needs, for a seed (entity ``e``, time ``t``), the
 items ``e`` already had at or before ``t`` (the target's ``LIST_DISTINCT``
 over the window ``(-inf, 0]``), and whether entities repeat items at all:
 the share of training positives ``(e, item, t)`` that ``e`` already had at or
-before ``t``. Both read the rows of :func:`~rdl.tasks.compile.compile_history`
+before ``t``. Both read the rows of :func:`~rdl.tasks.query.to_sql.history_sql`
 in the same locked DuckDB as the labels, so the baseline and the GNN agree on
 what "seen" means.
 """
@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 
 from rdl.db.database import Database
-from rdl.tasks import types
-from rdl.tasks.compile import compile_history
-from rdl.tasks.engine import open_connection, run
+from rdl.tasks import task_types as types
+from rdl.tasks.query.to_sql import history_sql
+from rdl.tasks.sandbox import open_connection, run
 from rdl.tasks.errors import TaskError
-from rdl.tasks.spec import Task
+from rdl.tasks.task import Task
 
 REPEAT_THRESHOLD = 0.05
 _HISTORY = "__rdl_history"
@@ -51,7 +51,7 @@ def item_history(task: Task, db: Database) -> pd.DataFrame:
         Columns ``[<entity primary key>, "item", "time"]`` in the database's
         own key values, sorted by entity then time.
     """
-    sql, params = compile_history(_plan(task, db))
+    sql, params = history_sql(_plan(task, db))
     con = open_connection(db)
     try:
         out = run(con, sql + "\nORDER BY 1, 3, 2", params)
@@ -137,7 +137,7 @@ def _plan(task: Task, db: Database):
 
 
 def _run_on_history(task: Task, db: Database, labels: pd.DataFrame, sql: str) -> pd.DataFrame:
-    history, params = compile_history(_plan(task, db))
+    history, params = history_sql(_plan(task, db))
     con = open_connection(db, {_LABELS: labels})
     try:
         return run(con, f"WITH {_HISTORY} AS ({history}) {sql}", params)

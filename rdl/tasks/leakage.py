@@ -35,8 +35,8 @@ import pandas as pd
 
 from rdl.db.database import Database
 from rdl.db.table import Table
-from rdl.tasks import types
-from rdl.tasks.spec import Task
+from rdl.tasks import task_types as types
+from rdl.tasks.task import Task
 
 NULL_PATTERN = "null_pattern"
 FUTURE_TIME = "future_time"

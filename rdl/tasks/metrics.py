@@ -25,7 +25,7 @@ import torch
 import torchmetrics
 from torchmetrics import classification, regression
 
-from rdl.tasks import types
+from rdl.tasks import task_types as types
 from rdl.tasks.errors import TaskError
 
 
@@ -155,7 +155,7 @@ def metric_names(task_type: str) -> tuple[str, ...]:
 
 
 def metrics_for(task, db=None) -> dict[str, torchmetrics.Metric]:
-    """The metric objects of a :class:`~rdl.tasks.spec.Task` (``db`` for multiclass)."""
+    """The metric objects of a :class:`~rdl.tasks.task.Task` (``db`` for multiclass)."""
     if task.task_type is None or task.metrics is None:
         if db is None:
             raise TaskError("This task's type depends on the data; pass db to metrics_for()")

@@ -23,7 +23,7 @@ from torch import Tensor
 from rdl.baseline import model as booster_lib
 from rdl.baseline.features import Features, compute_features
 from rdl.db.database import Database
-from rdl.tasks import Task, types
+from rdl.tasks import Task, task_types as types
 from rdl.train.seeds import Seeds
 
 BLEND_KEY = "rdl_blend"

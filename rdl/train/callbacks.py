@@ -17,7 +17,7 @@ from lightning.pytorch.callbacks import BasePredictionWriter, EarlyStopping, Mod
 from lightning.pytorch.utilities.warnings import PossibleUserWarning
 from torch.utils.data import DataLoader, Sampler
 
-from rdl.tasks import types
+from rdl.tasks import task_types as types
 from rdl.train.checkpoint import verify_checksum
 from rdl.train.distributed import gather_on_rank_zero
 

@@ -1,6 +1,7 @@
 """The LightningDataModule: database + task -> graph, seeds and temporal loaders."""
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,12 +14,14 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.loader import NodeLoader
 
-from rdl.db import Database, connect
+from rdl.db import Database
 from rdl.graph import build_graph, load_graph, safe_name, save_graph
-from rdl.sampling import NUM_WINDOWS, TemporalNeighborSampler, TemporalNodeStats
+from rdl.graph.fingerprint import db_feature_columns, schema_mismatch, spec_feature_columns
+from rdl.sampling import NUM_WINDOWS, SamplingSettings, TemporalNeighborSampler, TemporalNodeStats
 from rdl.sampling.neighbors import expand_ranges
-from rdl.tasks import SPLITS, Task, parse_timedelta, repeat_rate, types
+from rdl.tasks import SPLITS, Task, parse_timedelta, repeat_rate, task_types as types
 from rdl.tasks.leakage import GUARD_MODES, GuardMode, guard
+from rdl.tasks.run_data import RunData
 from rdl.train.distributed import ShardSampler, share_cpu_threads
 from rdl.train.past_labels import attach_past_labels
 from rdl.train.seeds import Seeds, make_seeds
@@ -73,6 +76,8 @@ class RelationalDataModule(L.LightningDataModule):
             (default: ``$RDL_HOME/cache``)
         predict_split (str): Split ``rdl predict`` predicts for.
             (default: ``"test"``)
+        test_split (str): Split ``rdl test`` evaluates (its metrics and
+            pictures are named ``test_*`` whichever it is). (default: ``"test"``)
         stat_windows (list[str], optional): The three windows of the temporal
             neighbour counts that models with ``temporal_stats`` see (e.g.
             ``["7d", "30d", "120d"]``). (default: :obj:`None`: a quarter of,
@@ -98,31 +103,29 @@ class RelationalDataModule(L.LightningDataModule):
         graph_file: str | None = None,
         cache_dir: str | None = None,
         predict_split: str = "test",
+        test_split: str = "test",
         seed: int = 0,
         stat_windows: list[str] | None = None,
     ) -> None:
         super().__init__()
-        self.source = source
-        self.task = task
-        self.schema = schema
-        self.sql_schema = sql_schema
+        self.run = RunData(source, task, schema, sql_schema, exclude_columns, max_seeds, seed)
         self.num_neighbors = num_neighbors or [16, 16]
         self.strategy = strategy
+        SamplingSettings(self.num_neighbors, strategy)  # checks both now, not at the first batch
         self.batch_size = batch_size
         self.min_steps_per_epoch = min_steps_per_epoch
         self.num_workers = num_workers
-        self.exclude_columns = exclude_columns or {}
         if leakage_guard not in GUARD_MODES:
             raise ValueError(f"leakage_guard={leakage_guard!r} is not one of {list(GUARD_MODES)}")
         self.leakage_guard = leakage_guard
-        self.exclusions = self.exclude_columns  # plus what the guard excludes, once run
-        self.max_seeds = max_seeds
+        self.exclusions = self.run.exclude_columns  # plus what the guard excludes, once run
         self.graph_file = graph_file
         self.cache_dir = cache_dir
-        if predict_split not in SPLITS:
-            raise ValueError(f"predict_split={predict_split!r} is not one of {list(SPLITS)}")
+        for name, split in (("predict_split", predict_split), ("test_split", test_split)):
+            if split not in SPLITS:
+                raise ValueError(f"{name}={split!r} is not one of {list(SPLITS)}")
         self.predict_split = predict_split
-        self.seed = seed
+        self.test_split = test_split
         self.stat_windows = stat_windows
         self.db: Database | None = None
         self.graph: HeteroData | None = None
@@ -131,6 +134,45 @@ class RelationalDataModule(L.LightningDataModule):
         self.batch_transform: Callable | None = None
         self.repeat_rate: float | None = None  # recommendation: set with the train seeds
         self._seen: SeenIndex | None = None
+        self._label_scale: tuple[float, float] | None = None
+        self._stat_seconds: list[int] | None = None
+
+    @classmethod
+    def from_parts(cls, run: RunData, sampling: SamplingSettings, db: Database,
+                   graph: HeteroData, *, classes: list | None, label_scale: tuple[float, float],
+                   batch_transform: Callable | None, batch_size: int = 256,
+                   test_split: str = "test") -> RelationalDataModule:
+        """A data module over a database already read and a graph already
+        built (a trained model's, as the Predictor has them): the seeds,
+        loaders and seen items of training, with the training run's label
+        scale and count windows instead of ones measured on ``db``."""
+        datamodule = cls(run.source, run.task, run.schema, run.sql_schema,
+                         num_neighbors=list(sampling.num_neighbors), strategy=sampling.strategy,
+                         batch_size=batch_size, exclude_columns=run.exclude_columns,
+                         leakage_guard="off", max_seeds=run.max_seeds, seed=run.seed,
+                         test_split=test_split, min_steps_per_epoch=0)
+        run.task.check(db)
+        datamodule.db, datamodule.graph, datamodule.classes = db, graph, classes
+        datamodule.batch_transform = batch_transform
+        datamodule._label_scale = label_scale
+        datamodule._stat_seconds = list(sampling.stat_windows or [])
+        return datamodule
+
+    @property
+    def task(self) -> Task:
+        return self.run.task
+
+    @property
+    def source(self) -> str:
+        return self.run.source
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    def sampling(self) -> SamplingSettings:
+        """How this module samples subgraphs (what a checkpoint stores)."""
+        return SamplingSettings(self.num_neighbors, self.strategy, self.stat_window_seconds())
 
     # -- building ------------------------------------------------------------
     def prepare_graph(self) -> HeteroData:
@@ -142,9 +184,10 @@ class RelationalDataModule(L.LightningDataModule):
         if self.graph is None:
             from rdl.home import rdl_home
 
-            self.db = connect(self.source, schema=self.schema, sql_schema=self.sql_schema)
+            self.db = self.run.connect()
             self.task.check(self.db)
-            self.exclusions = guard(self.db, self.task, self.leakage_guard, self.exclude_columns)
+            self.exclusions = guard(self.db, self.task, self.leakage_guard,
+                                    self.run.exclude_columns)
             self.graph = self._mapped_graph()
             if self.graph is None:
                 cache = Path(self.cache_dir) if self.cache_dir else rdl_home() / "cache"
@@ -170,48 +213,52 @@ class RelationalDataModule(L.LightningDataModule):
         except ValueError as exc:  # not a graph file, or changed since written
             warnings.warn(f"{exc}; rebuilding it", stacklevel=2)
             return None
-        excluded = self.excluded_columns()
         for table in self.db:
             nt = safe_name(table.name)
-            features = sorted(set(table.stypes) - set(excluded.get(table.name, ())))
-            stored = graph[nt].tf.col_names_dict if "tf" in graph[nt] else {}
-            if (graph[nt].num_nodes != len(table)
-                    or sorted(c for cols in stored.values() for c in cols) != features):
-                warnings.warn(f"{self.graph_file} does not match table {table.name!r} of "
-                              f"{self.source} (rows or feature columns differ); rebuilding it",
-                              stacklevel=2)
-                return None
+            if graph[nt].num_nodes != len(table):
+                return self._stale(f"table {table.name!r} has {len(table)} rows, the file "
+                                   f"{graph[nt].num_nodes}")
+        stored = spec_feature_columns({nt: graph[nt].tf.col_names_dict
+                                       for nt in graph.node_types if "tf" in graph[nt]})
+        current = db_feature_columns(self.db, self.excluded_columns())
+        mismatch = schema_mismatch({**dict.fromkeys(current, []), **stored}, current)
+        if mismatch is not None:
+            return self._stale(mismatch)
         return graph
+
+    def _stale(self, why: str) -> None:
+        warnings.warn(f"{self.graph_file} does not match {self.source}: {why}; rebuilding it",
+                      stacklevel=3)
 
     def excluded_columns(self) -> dict[str, list[str]]:
         """The task's hidden target plus the configured and guarded exclusions."""
         return self.task.excluded_columns(self.exclusions)
 
     def data_description(self) -> dict:
-        """Source and schema (the file's content, so a checkpoint needs no
-        file), and how subgraphs were sampled, so that predictions sample them
-        the same way."""
-        schema = self.schema
-        if isinstance(schema, (str, Path)):
-            import yaml
-
-            schema = yaml.safe_load(Path(schema).read_text())
-        return {"source": str(self.source), "schema": schema, "sql_schema": self.sql_schema,
-                "exclude_columns": self.exclusions,
-                "stat_windows": self.stat_window_seconds(),
-                "num_neighbors": list(self.num_neighbors), "strategy": self.strategy}
+        """The run's data (source, schema file content, every exclusion) and
+        how it samples, as plain values: what a checkpoint stores so that
+        predictions read and sample alike."""
+        run = dataclasses.replace(self.run, exclude_columns=self.exclusions)
+        return {**run.to_plain(), **self.sampling().to_plain()}
 
     def label_scale(self) -> tuple[float, float]:
         """Mean and standard deviation of the training labels of a regression
         task (``(0, 1)`` otherwise): regression targets are learned, and past
         labels shown, standardised by them."""
-        if self.task.task_type != types.REGRESSION:
-            return 0.0, 1.0
-        labels = self.split_seeds("train").label
-        return float(labels.mean()), float(labels.std().clamp(min=1e-6))
+        if self._label_scale is None:
+            self._label_scale = (0.0, 1.0)
+            if self.task.task_type == types.REGRESSION:
+                labels = self.split_seeds("train").label
+                self._label_scale = (float(labels.mean()), float(labels.std().clamp(min=1e-6)))
+        return self._label_scale
 
     def stat_window_seconds(self) -> list[int]:
         """The windows of the temporal neighbour counts, in seconds."""
+        if self._stat_seconds is None:
+            self._stat_seconds = self._resolve_stat_windows()
+        return self._stat_seconds
+
+    def _resolve_stat_windows(self) -> list[int]:
         if self.stat_windows is not None:
             if len(self.stat_windows) != NUM_WINDOWS:
                 raise ValueError(f"data.stat_windows needs {NUM_WINDOWS} durations such as "
@@ -241,9 +288,7 @@ class RelationalDataModule(L.LightningDataModule):
         """Seeds of ``split`` (``train``, ``val`` or ``test``), built on first use."""
         if split not in self.seeds:
             graph = self.prepare_graph()
-            table = self.task.table(self.db, split)
-            if self.max_seeds is not None and len(table) > self.max_seeds:
-                table = table.sample(self.max_seeds, random_state=self.seed).sort_index()
+            table = self.run.labels(self.db, split)
             self.seeds[split] = make_seeds(
                 table, graph, self.entity_type, self.task.task_type, self.classes, self.item_type,
             )
@@ -272,27 +317,30 @@ class RelationalDataModule(L.LightningDataModule):
         if trainer is not None and trainer.strategy.root_device.type == "cpu":
             share_cpu_threads(trainer.num_devices)  # processes on this machine
         self.prepare_graph()
-        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",),
+        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": (self.test_split,),
                   "predict": (self.predict_split,)}
         for split in wanted.get(stage or "", SPLITS):
             self.split_seeds(split)
 
     # -- loaders -------------------------------------------------------------
-    def loader(self, seeds: Seeds, train: bool = False) -> NodeLoader:
+    def loader(self, seeds: Seeds, train: bool = False, pack: bool = True) -> NodeLoader:
         """A NodeLoader over this process's shard of ``seeds``, driven by
-        rdl's temporal sampler. ``train`` reshuffles every epoch and gives
-        all processes equally many seeds; otherwise every seed is served
-        exactly once, in order. Batches carry each seed's row in ``seeds``."""
+        rdl's temporal sampler: the one loader of training, evaluation and
+        the Predictor. ``train`` reshuffles every epoch and gives all
+        processes equally many seeds; otherwise every seed is served exactly
+        once, in order. Batches are :class:`LabeledBatch` es carrying each
+        seed's row in ``seeds``; ``pack=False`` leaves their inputs the
+        sampled ``HeteroData`` (for occlusion)."""
         graph = self.prepare_graph()
         rank, world_size = self._process()
+        transform = self.model_transform()
         sampler = TemporalNeighborSampler(graph, self.num_neighbors, strategy=self.strategy,
                                           seed=self.seed)
-        if getattr(self.batch_transform, "label_type", None) and "past_label" not in graph[
-                self.entity_type]:
+        if getattr(transform, "label_type", None) and "past_label" not in graph[self.entity_type]:
             attach_past_labels(graph, self.db, self.task, self.entity_type,
                                *self.label_scale())
         stats = None
-        if getattr(self.batch_transform, "stats_widths", None):  # the model reads them
+        if getattr(transform, "stats_widths", None):  # the model reads them
             stats = TemporalNodeStats(sampler.index, self.stat_window_seconds())
         return NodeLoader(
             graph, node_sampler=sampler, input_nodes=(self.entity_type, seeds.node),
@@ -300,9 +348,18 @@ class RelationalDataModule(L.LightningDataModule):
             sampler=ShardSampler(len(seeds), rank, world_size, train=train, seed=self.seed,
                                  min_seeds=self.min_steps_per_epoch * self.batch_size),
             num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
-            transform=AttachLabels(seeds, self.entity_type, self.batch_transform, stats,
+            transform=AttachLabels(seeds, self.entity_type, transform if pack else None, stats,
                                    self.seen_index()),
         )
+
+    def model_transform(self) -> Callable | None:
+        """The model's batch transform (its packer): the one given to
+        :meth:`from_parts`, else the one of the model being trained, which
+        Lightning builds before it asks for loaders."""
+        if self.batch_transform is not None:
+            return self.batch_transform
+        module = getattr(self.trainer, "lightning_module", None)
+        return getattr(module, "batch_transform", None)
 
     def split_loader(self, split: str) -> NodeLoader:
         """The loader of ``split``; evaluated splits need a seed per process
@@ -322,7 +379,7 @@ class RelationalDataModule(L.LightningDataModule):
         return self.split_loader("val")
 
     def test_dataloader(self) -> NodeLoader:
-        return self.split_loader("test")
+        return self.split_loader(self.test_split)
 
     def predict_dataloader(self) -> NodeLoader:
         return self.split_loader(self.predict_split)
@@ -379,16 +436,17 @@ class AttachLabels:
         if self.stats is not None:
             batch = self.stats(batch)
         inputs = self.then(batch) if self.then is not None else batch
-        if self.seeds.label_ptr is None:
+        seen = None if self.seen is None else self.seen.lookup(
+            self.seeds.node.index_select(0, position), self.seeds.time.index_select(0, position))
+        if self.seeds.label_ptr is None:  # one label per seed (a Predictor's seeds: zeros)
             prior = self.seeds.prior
             return LabeledBatch(inputs, self.seeds.label.index_select(0, position), position,
+                                seen=seen,
                                 prior=None if prior is None else prior.index_select(0, position))
         start = self.seeds.label_ptr.index_select(0, position)
         count = self.seeds.label_ptr.index_select(0, position + 1) - start
         owner, slot = expand_ranges(start, count)
         y = self.seeds.label.index_select(0, slot)
-        seen = None if self.seen is None else self.seen.lookup(
-            self.seeds.node.index_select(0, position), self.seeds.time.index_select(0, position))
         return LabeledBatch(inputs, y, position, owner, seen)
 
 

@@ -8,7 +8,7 @@ import torch_frame
 from torch_frame.data.stats import StatType
 
 from rdl.graph.frame_io import plain_value
-from rdl.nn.spec import GraphSpec
+from rdl.nn.graph_spec import GraphSpec
 from rdl.tasks import Task
 
 CHECKPOINT_KEY = "rdl"
@@ -47,12 +47,17 @@ class TaskInfo:
     target_std: float = 1.0
     data: dict = field(default_factory=dict)
     repeat_rate: float | None = None
+    _task: Task | None = field(default=None, init=False, repr=False, compare=False)
 
     def make_task(self) -> Task:
-        return Task(**self.task)
+        """The :class:`~rdl.tasks.Task`, built once (parsing a query is not free)."""
+        if self._task is None:
+            self._task = Task(**self.task)
+        return self._task
 
     def to_plain(self) -> dict:
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "spec"}
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name != "spec" and f.init}
         out["format"] = FORMAT
         out["spec"] = _spec_to_plain(self.spec)
         return out

@@ -1,7 +1,6 @@
 """The LightningModule: the model from ``rdl.nn``, its loss, and the task's metrics."""
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from functools import partial
@@ -16,9 +15,11 @@ from torch.optim.lr_scheduler import LambdaLR
 from torch_geometric.utils import to_dense_batch
 
 from rdl.graph import safe_name
+from rdl.graph.fingerprint import schema_mismatch, spec_feature_columns
 from rdl.graph.cache_file import save_atomically
-from rdl.nn import GraphSpec, RelationalModel, compile_model
-from rdl.tasks import types
+from rdl.nn import GraphSpec, ModelSettings, RelationalModel, compile_model
+from rdl.nn.settings import settings_names
+from rdl.tasks import task_types as types
 from rdl.tasks.history import describe_exclude_seen, resolve_exclude_seen
 from rdl.train.blend import BLEND_KEY, BaselineBlend, blend_refusal, fit_blend
 from rdl.train.checkpoint import CheckpointError, add_checksum, verify_checksum
@@ -48,21 +49,10 @@ class RelationalTask(L.LightningModule):
     included, validation excluded).
 
     Args:
-        channels (int): Hidden channels. (default: :obj:`64`)
-        gnn (str): ``"sage"``, ``"gat"`` or ``"hgt"``. (default: ``"sage"``)
-        num_layers (int): Message passing layers. (default: :obj:`2`)
-        aggr (str): Neighbour aggregation of ``"sage"``. (default: ``"mean"``)
-        heads (int): Attention heads of ``"gat"``/``"hgt"``. (default: :obj:`4`)
-        dropout (float): Dropout. (default: :obj:`0.0`)
-        encoder (str): Row encoder ``"mlp"``, ``"resnet"`` or
-            ``"fttransformer"``. (default: ``"mlp"``)
-        encoder_layers (int): Layers of the row encoder. (default: :obj:`1`)
-        head_layers (int): Layers of the output head. (default: :obj:`1`)
-        rec_head (str): Recommendation head ``"two_tower"`` or ``"idgnn"``
-            (two-tower scores of every item plus ID-GNN scores of the items in
-            the seed's subgraph). (default: ``"two_tower"``)
-        shallow_types (list[str], optional): Tables whose rows also get a
-            learned embedding each (e.g. ``[articles]``). (default: :obj:`None`)
+        net (ModelSettings): The model's settings (the config's
+            ``model.net:`` section: ``channels``, ``gnn``, ``num_layers``,
+            ``aggr``, ...; see :class:`~rdl.nn.ModelSettings`).
+            (default: the defaults of :class:`~rdl.nn.ModelSettings`)
         exclude_seen (bool or str): Recommendation: never recommend an item
             the entity already had (``true``), keep such items and learn a
             bonus for them (``false``), or decide by the share of training
@@ -71,12 +61,6 @@ class RelationalTask(L.LightningModule):
         temporal_stats (bool): Give every node its temporal in-degrees, window
             counts and recency per incoming edge type, counted over all its
             neighbours, not only the sampled ones. (default: :obj:`True`)
-        past_labels (bool): Event-level binary and regression tasks: show the
-            model the labels of rows older than the one it predicts (e.g.
-            earlier fraud on the same device). Off by default: on the bundled
-            event-level tasks it moved test AUROC by -1.0 (retail fraud) and
-            +0.5 points (flight cancellation), means of 3 and 2 seeds.
-            (default: :obj:`False`)
         lr (float): Peak AdamW learning rate. (default: :obj:`0.003`)
         weight_decay (float): AdamW's decoupled weight decay of the weight
             matrices and embeddings (biases and norms are not decayed, as in
@@ -111,20 +95,8 @@ class RelationalTask(L.LightningModule):
 
     def __init__(
         self,
-        channels: int = 64,
-        gnn: str = "sage",
-        num_layers: int = 2,
-        aggr: str = "mean",
-        heads: int = 4,
-        dropout: float = 0.0,
-        encoder: str = "mlp",
-        encoder_layers: int = 1,
-        head_layers: int = 1,
-        rec_head: str = "two_tower",
-        shallow_types: list[str] | None = None,
+        net: ModelSettings = ModelSettings(),
         exclude_seen: bool | Literal["auto"] = "auto",
-        temporal_stats: bool = True,
-        past_labels: bool = False,
         lr: float = 0.003,
         weight_decay: float = 0.01,
         lr_schedule: Literal["cosine", "constant"] = "constant",
@@ -140,7 +112,13 @@ class RelationalTask(L.LightningModule):
             raise ValueError(f"warmup={warmup} must lie in [0, 1) and lr_floor={lr_floor} "
                              "in [0, 1] (both are fractions)")
         resolve_exclude_seen(exclude_seen, 0.0)  # raises for anything but auto/true/false
-        self.save_hyperparameters()
+        self.net = ModelSettings.coerce(net)
+        # Plain values only: checkpoints are read with torch.load(weights_only=True).
+        self.save_hyperparameters({"net": self.net.to_plain(), "exclude_seen": exclude_seen,
+                                   "lr": lr, "weight_decay": weight_decay,
+                                   "lr_schedule": lr_schedule, "warmup": warmup,
+                                   "lr_floor": lr_floor, "compile": compile,
+                                   "blend_baseline": blend_baseline})
         self.info: TaskInfo | None = None
         self.model: RelationalModel | None = None
         self.metrics = torch.nn.ModuleDict()
@@ -157,26 +135,22 @@ class RelationalTask(L.LightningModule):
                              "--config ... sets one up); load trained models with "
                              "RelationalTask.load_from_checkpoint or rdl.Predictor")
         hops = len(datamodule.num_neighbors)
-        if hops != self.hparams.num_layers:
-            rank_zero_warn(f"data.num_neighbors samples {hops} hops but model.num_layers is "
-                           f"{self.hparams.num_layers}: give one fan-out per layer (e.g. "
-                           f"num_neighbors: {[16] * self.hparams.num_layers})")
+        if hops != self.net.num_layers:
+            rank_zero_warn(f"data.num_neighbors samples {hops} hops but model.net.num_layers is "
+                           f"{self.net.num_layers}: give one fan-out per layer (e.g. "
+                           f"num_neighbors: {[16] * self.net.num_layers})")
         self.build(info_from_datamodule(datamodule))
-        datamodule.batch_transform = self.model.packer
 
     def build(self, info: TaskInfo) -> None:
         """Creates the model, its batch transform and the metrics for ``info``."""
         hp = self.hparams
         self.info = info
+        net = self.net
         self.model = RelationalModel(
             info.spec, seed_type=info.seed_type, task_type=info.task_type,
-            out_channels=info.out_channels, channels=hp.channels, gnn=hp.gnn,
-            num_layers=hp.num_layers, aggr=hp.aggr, heads=hp.heads, dropout=hp.dropout,
-            encoder=hp.encoder, encoder_layers=hp.encoder_layers, head_layers=hp.head_layers,
-            item_type=info.item_type, rec_head=hp.rec_head,
-            shallow_types=_node_types(hp.shallow_types),
-            temporal_stats=hp.temporal_stats,
-            past_labels=hp.past_labels and shows_past_labels(info.make_task(), info.task_type),
+            out_channels=info.out_channels, item_type=info.item_type, settings=net,
+            shallow_types=_node_types(net.shallow_types),
+            past_labels=net.past_labels and shows_past_labels(info.make_task(), info.task_type),
         )
         self.exclude_seen = False
         if info.task_type == types.RECOMMENDATION:
@@ -208,19 +182,17 @@ class RelationalTask(L.LightningModule):
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         path = self._trainer.ckpt_path if self._trainer is not None else None
         if CHECKPOINT_KEY not in checkpoint:
-            raise CheckpointError(f"{path or 'The checkpoint'} was not written by rdl (it has no task "
-                                  "description)")
+            raise CheckpointError(f"{path or 'The checkpoint'} was not written by rdl (it has "
+                                  "no task description)")
         verify_checksum(checkpoint, path)
         info = TaskInfo.from_plain(checkpoint[CHECKPOINT_KEY])
         blend = checkpoint.get(BLEND_KEY)
         self.blend = BaselineBlend.from_plain(blend) if blend is not None else None
         if self.info is None:
             self.build(info)
-        elif _fingerprint(info) != _fingerprint(self.info):
-            raise ValueError(
-                "The checkpoint was trained on another schema or task than this run's data: "
-                f"checkpoint {_fingerprint(info)} vs data {_fingerprint(self.info)}"
-            )
+        elif (why := _difference(info, self.info)) is not None:
+            raise ValueError("The checkpoint was trained on another schema or task than this "
+                             f"run's data: {why}")
 
     def configure_optimizers(self) -> torch.optim.Optimizer | dict:
         """AdamW, with the learning rate of ``lr_schedule`` set every step."""
@@ -280,7 +252,7 @@ class RelationalTask(L.LightningModule):
             self._attach_prior("val")
 
     def on_test_start(self) -> None:
-        self._attach_prior("test")
+        self._attach_prior(getattr(self.trainer.datamodule, "test_split", "test"))
 
     def on_predict_start(self) -> None:
         self._attach_prior(self.trainer.datamodule.predict_split)
@@ -463,15 +435,40 @@ def _store_blend(path: str, blend: BaselineBlend) -> None:
     save_atomically(checkpoint, path)
 
 
-def _fingerprint(info: TaskInfo) -> str:
-    """Task, tables and feature columns, to tell checkpoints of other data apart."""
-    spec = info.spec
-    columns = sorted(f"{nt}.{col}:{getattr(st, 'value', st)}"
-                     for nt, d in spec.col_names_dicts.items() for st, cols in d.items()
-                     for col in cols)
-    digest = hashlib.sha1("|".join(columns).encode()).hexdigest()[:8]
-    return (f"task={info.task.get('query') or info.task.get('sql')!r}, "
-            f"tables={sorted(spec.node_types)}, columns#{digest}")
+def module_arguments(hparams: dict) -> dict:
+    """A checkpoint's hyperparameters as :class:`RelationalTask` arguments;
+    checkpoints written before ``model.net`` held the model's settings
+    beside the training ones, and those move into ``net``."""
+    arguments = {k: v for k, v in hparams.items() if not k.startswith("_")}
+    flat = {k: arguments.pop(k) for k in settings_names() if k in arguments}
+    if flat:
+        arguments["net"] = {**flat, **arguments.get("net", {})}
+    return arguments
+
+
+def _difference(trained: TaskInfo, current: TaskInfo) -> str | None:
+    """How the task or the feature columns (names and stypes) of a checkpoint
+    differ from this run's, in words; ``None`` when they agree."""
+    def query(info: TaskInfo) -> str:
+        return info.task.get("query") or info.task.get("sql")
+
+    if query(trained) != query(current):
+        return f"its task is {query(trained)!r}, this run's {query(current)!r}"
+    old = spec_feature_columns(trained.spec.col_names_dicts)
+    new = spec_feature_columns(current.spec.col_names_dicts)
+    if set(trained.spec.node_types) != set(current.spec.node_types):
+        return (f"it has tables {sorted(trained.spec.node_types)}, this run "
+                f"{sorted(current.spec.node_types)}")
+    mismatch = schema_mismatch(old, new) or schema_mismatch(new, old)
+    if mismatch is not None:
+        return mismatch
+    for nt, by_stype in trained.spec.col_names_dicts.items():
+        for stype, cols in by_stype.items():
+            moved = set(cols) - set(current.spec.col_names_dicts[nt].get(stype, ()))
+            if moved:
+                return (f"columns {sorted(moved)} of table {nt!r} were "
+                        f"{getattr(stype, 'value', stype)}, this run reads them as another type")
+    return None
 
 
 def _node_types(tables: list[str] | None) -> list[str] | None:

@@ -15,7 +15,7 @@ import torch
 from torch_geometric.data import HeteroData
 
 from rdl.db import Database
-from rdl.tasks import Task, types
+from rdl.tasks import Task, task_types as types
 from rdl.train.seeds import node_indices
 
 SUPPORTED = (types.BINARY, types.REGRESSION)

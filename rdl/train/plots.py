@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from torch import Tensor
 
-from rdl.tasks import types
+from rdl.tasks import task_types as types
 from rdl.train.distributed import gather_on_rank_zero
 
 LEARNING_CURVES = "learning_curves.png"

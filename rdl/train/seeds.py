@@ -10,7 +10,7 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 
 from rdl.graph.build import to_unix_seconds
-from rdl.tasks import types
+from rdl.tasks import task_types as types
 
 
 @dataclass

@@ -12,7 +12,7 @@ import yaml
 
 from rdl.baseline import BaselineResult, run_baseline
 from rdl.cli import main
-from tests.baseline.conftest import BASE, DAY, make_shop
+from rdl.testing.shops import BASE, DAY, make_feature_shop
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def shop_folder(tmp_path_factory) -> str:
     orders = [(int(rng.integers(0, 5)), int(rng.integers(0, 3)), int(rng.integers(0, 2)),
                int(h), float(rng.integers(1, 50)), int(q), bool(q >= 2))
               for h, q in zip(np.sort(rng.integers(0, 60 * 24, 400)), qty)]
-    db = make_shop([(0, 20 + i, "Paris") for i in range(5)], orders)
+    db = make_feature_shop([(0, 20 + i, "Paris") for i in range(5)], orders)
     folder = tmp_path_factory.mktemp("shop")
     db.save(folder)
     return str(folder)

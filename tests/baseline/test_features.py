@@ -15,14 +15,8 @@ from rdl.baseline import BaselineError, compute_features, feature_table
 from rdl.baseline.features import excluded_columns, visible_columns
 from rdl.baseline.groups import GroupBuilder
 from rdl.tasks import Task
-from tests.baseline.conftest import (
-    BASE,
-    DAY,
-    assert_matches,
-    children_oracle,
-    make_shop,
-    siblings_oracle,
-)
+from rdl.testing.feature_oracle import assert_matches, children_oracle, siblings_oracle
+from rdl.testing.shops import BASE, DAY, make_feature_shop
 
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True)
 ENTITY_TASK = dict(query="PREDICT COUNT(orders.*, 0, 7, days) FOR EACH customers.cid",
@@ -46,7 +40,7 @@ def shops(draw):
     ), min_size=1, max_size=25))
     reviews = draw(st.lists(st.tuples(st.integers(0, len(orders) - 1), HOURS,
                                       st.integers(1, 5)), max_size=10))
-    return make_shop(customers, orders, reviews)
+    return make_feature_shop(customers, orders, reviews)
 
 
 @st.composite
@@ -158,7 +152,7 @@ def test_planted_values_one_and_two_hops():
     on day 15: not yet visible) and day 9 (no amount, quantity 3, no
     product); k1 orders on day 9 only. Labels: k0 at day 9 (twice: duplicates
     are kept) and k0 at day 4."""
-    db = make_shop([(0, 30, "Paris"), (0, 40, "Lyon")], [
+    db = make_feature_shop([(0, 30, "Paris"), (0, 40, "Lyon")], [
         (0, 0, 0, 24, 10.0, 1, False), (0, 1, 1, 5 * 24, 20.0, 2, False),
         (0, None, None, 9 * 24, None, 3, True), (1, 0, 0, 9 * 24, 99.0, 1, False),
     ])
@@ -185,9 +179,9 @@ def test_planted_values_one_and_two_hops():
 
 def test_siblings_are_strictly_earlier():
     """Orders 0 and 1 of k0 share a moment; order 2 comes an hour later."""
-    db = make_shop([(0, 30, "Paris")], [(0, 0, 0, 24, 1.0, 1, False),
-                                       (0, 0, 0, 24, 2.0, 1, True),
-                                       (0, 1, 0, 25, 4.0, 1, False)])
+    db = make_feature_shop([(0, 30, "Paris")], [(0, 0, 0, 24, 1.0, 1, False),
+                                               (0, 0, 0, 24, 2.0, 1, True),
+                                               (0, 1, 0, 25, 4.0, 1, False)])
     labels = order_labels(db, [True])
     f = compute_features(db, Task(**EVENT_TASK), labels, windows=[1]).frame
     assert f["cid->customers<-orders.cid.count_all"].tolist() == [0, 0, 2]
@@ -197,7 +191,7 @@ def test_siblings_are_strictly_earlier():
 
 
 def test_hidden_and_excluded_columns_are_never_features():
-    db = make_shop([(0, 30, "Paris")], [(0, 0, 0, 24, 1.0, 1, True)], [(0, 30, 5)])
+    db = make_feature_shop([(0, 30, "Paris")], [(0, 0, 0, 24, 1.0, 1, True)], [(0, 30, 5)])
     labels = order_labels(db, [True])
     names = compute_features(db, Task(**EVENT_TASK), labels, windows=[7],
                              exclude_columns={"orders": ["leak"],
@@ -212,7 +206,7 @@ def test_hidden_and_excluded_columns_are_never_features():
     ({"nowhere": ["x"]}, "table 'nowhere'"),
 ])
 def test_unknown_excluded_columns_are_named(exclude, message):
-    db = make_shop([(0, 30, "Paris")], [(0, 0, 0, 24, 1.0, 1, True)])
+    db = make_feature_shop([(0, 30, "Paris")], [(0, 0, 0, 24, 1.0, 1, True)])
     with pytest.raises(BaselineError, match=message):
         compute_features(db, Task(**EVENT_TASK), order_labels(db, [True]),
                          exclude_columns=exclude)
@@ -220,7 +214,7 @@ def test_unknown_excluded_columns_are_named(exclude, message):
 
 @pytest.mark.parametrize("windows, message", [([0], "positive"), (["x"], "list of days")])
 def test_bad_windows(windows, message):
-    db = make_shop([(0, 30, "Paris")], [(0, 0, 0, 24, 1.0, 1, True)])
+    db = make_feature_shop([(0, 30, "Paris")], [(0, 0, 0, 24, 1.0, 1, True)])
     with pytest.raises(BaselineError, match=message):
         compute_features(db, Task(**EVENT_TASK), order_labels(db, [True]), windows=windows)
 

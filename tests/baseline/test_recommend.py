@@ -8,7 +8,8 @@ import pytest
 from rdl.baseline import run_baseline
 from rdl.baseline.recommend import recommend
 from rdl.tasks import Task
-from tests.conftest import VIEWS_TASK, make_views, seen_by_brute_force
+from rdl.testing.brute_force import seen_by_brute_force
+from rdl.testing.views import VIEWS_TASK, make_views
 
 
 @pytest.fixture(scope="module")

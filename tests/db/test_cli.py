@@ -38,7 +38,7 @@ def test_inspect_report_and_plot(tmp_path, capsys):
 
 
 def test_schema_plot_draws_one_arrow_per_table_pair(flights_db):
-    from rdl.db.inspect import schema_links
+    from rdl.db.schema_report import schema_links
 
     links = schema_links(flights_db)
     assert sorted(links[("flights", "airports")]) == ["dest", "origin"]  # one arrow, both labels

@@ -20,8 +20,8 @@ import rdl
 from rdl.db import SourceError
 from rdl.db import sql_source
 from rdl.db.sql_source import SQLSource
+from rdl.testing.files import write_sqlite
 
-from .conftest import write_sqlite
 
 ROWS = 3000
 KEYED = {"tables": {"t": {"primary_key": "id"}}}

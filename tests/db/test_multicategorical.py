@@ -94,7 +94,7 @@ def test_a_training_step_learns_the_genre_embeddings(movies_db, encoder):
 
     from rdl.graph import build_graph
     from rdl.nn import RelationalModel
-    from rdl.nn.synthetic import sample_batches
+    from rdl.testing.graphs import sample_batches
 
     assert movies_db["movies"].stypes["genres"] == "multicategorical"
     data = build_graph(movies_db)
@@ -104,7 +104,7 @@ def test_a_training_step_learns_the_genre_embeddings(movies_db, encoder):
         movies_db["movies"].df["genres"].map(len).sum()
     torch.manual_seed(0)
     model = RelationalModel(data, seed_type="ratings", task_type="regression", channels=8,
-                            heads=2, encoder=encoder)
+                            heads=2, encoder=encoder, temporal_stats=False)
     batch = sample_batches(data, "ratings", [32], [4, 4])[0]
     optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
     params = dict(model.named_parameters())

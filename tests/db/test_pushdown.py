@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import rdl
 from rdl.db import Database, SchemaError, SourceError, sql_source
+from rdl.testing.files import write_duckdb, write_parquet, write_sqlite
 
-from .conftest import write_duckdb, write_sqlite
 
 START = pd.Timestamp("2024-01-01")
 
@@ -80,20 +80,13 @@ SCHEMA = {"tables": {
 }}
 
 
-def write_folder(folder, tables: dict[str, pd.DataFrame]) -> str:
-    folder.mkdir(exist_ok=True)
-    for name, df in tables.items():
-        df.to_parquet(folder / f"{name}.parquet", index=False)
-    return str(folder)
-
-
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory) -> dict[str, str]:
     tmp = tmp_path_factory.mktemp("pushdown")
     tables = shop_tables()
     plain = naive_utc(tables)
     return {
-        "parquet": write_folder(tmp / "folder", tables),
+        "parquet": str(write_parquet(tmp / "folder", tables)),
         "duckdb": write_duckdb(tmp / "shop.duckdb", tables),
         "sqlite": write_sqlite(tmp / "shop.db", plain),  # times stored as text
     }
@@ -157,7 +150,7 @@ def corrupt_column(path, column: str, row_group: int | None = None) -> None:
 def test_dropped_columns_and_tables_are_never_read(tmp_path):
     tables = shop_tables()
     folder = tmp_path / "shop"
-    write_folder(folder, tables)
+    write_parquet(folder, tables)
     pq.write_table(pa.Table.from_pandas(tables["orders"], preserve_index=False),
                    folder / "orders.parquet", compression="none", use_dictionary=False)
     corrupt_column(folder / "orders.parquet", "note")
@@ -235,7 +228,7 @@ def test_parquet_filter_skips_row_groups_by_their_statistics(tmp_path):
     pushed-down filter never decodes them."""
     tables = shop_tables()
     folder = tmp_path / "shop"
-    write_folder(folder, tables)
+    write_parquet(folder, tables)
     orders = tables["orders"].dropna(subset=["placed"]).sort_values("placed", ignore_index=True)
     cut = orders["placed"].iloc[99]
     pq.write_table(pa.Table.from_pandas(orders, preserve_index=False), folder / "orders.parquet",

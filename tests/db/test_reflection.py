@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 import rdl
+from rdl.testing.files import write_duckdb, write_sqlite
 
-from .conftest import write_duckdb, write_sqlite
 
 BLOB = {"sqlite": "BLOB", "duckdb": "BLOB", "postgres": "BYTEA", "mariadb": "BLOB"}
 

@@ -20,8 +20,8 @@ from rdl.db.database import METADATA_FILE
 from rdl.db.files import table_file_name
 from rdl.db.sql_source import create_readonly_engine
 from rdl.graph.materialize import materialize_table
+from rdl.testing.files import write_sqlite
 
-from .conftest import write_sqlite
 
 # Names that escape a folder, need a sub-folder, differ only in case, or
 # look like the hashed file names themselves.

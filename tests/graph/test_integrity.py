@@ -24,8 +24,8 @@ from rdl.graph import build_graph, load_graph, save_graph
 from rdl.graph.cache_file import STALE_SECONDS
 from rdl.graph.frame_io import load_frame, save_frame
 from rdl.tasks import Task
+from rdl.testing.views import make_views
 from rdl.train import RelationalDataModule
-from tests.conftest import make_views
 
 AGES = [31.5, 42.25, 57.75, 23.0]
 

@@ -16,6 +16,7 @@ import rdl
 from rdl.graph import build_graph
 from rdl.graph.store import load_graph, save_graph
 from rdl.sampling import TemporalNeighborSampler
+from rdl.testing.memory_maps import backing_file, mapped_files
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self/maps")
 
@@ -104,23 +105,6 @@ def test_round_trip_keeps_every_attribute(built, stored):
     products = built["products"].tf.feat_dict
     assert {type(f) for f in products.values()} >= {MultiNestedTensor, MultiEmbeddingTensor}
     assert {str(i.dtype) for i in built.key_index.values()} == {"str", "int64", "datetime64[ns]"}
-
-
-def mapped_files() -> list[tuple[int, int, str]]:
-    """(start, end, path) of the file mappings of this process."""
-    out = []
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            parts = line.split(maxsplit=5)
-            if len(parts) == 6 and parts[5].startswith("/"):
-                start, end = (int(x, 16) for x in parts[0].split("-"))
-                out.append((start, end, parts[5].strip()))
-    return out
-
-
-def backing_file(tensor: torch.Tensor, maps: list[tuple[int, int, str]]) -> str | None:
-    pointer = tensor.untyped_storage().data_ptr()
-    return next((path for start, end, path in maps if start <= pointer < end), None)
 
 
 def all_tensors(data) -> list[torch.Tensor]:

@@ -6,8 +6,8 @@ import torch
 from torch_frame import stype
 
 from rdl.nn import BatchPacker
-from rdl.nn.names import edge_key
-from rdl.nn.synthetic import sample_batches, synthetic_graph
+from rdl.nn.keys import edge_key
+from rdl.testing.graphs import sample_batches, synthetic_graph
 
 
 @pytest.fixture(scope="module")

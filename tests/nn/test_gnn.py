@@ -7,7 +7,7 @@ from torch_geometric.data import HeteroData
 from torch_geometric.nn import GATv2Conv, HeteroConv, HGTConv, SAGEConv
 
 from rdl.nn import BatchPacker, HeteroGATv2Conv, HeteroGNN, HeteroSAGEConv, HGTLayer
-from rdl.nn.names import edge_key, type_key
+from rdl.nn.keys import edge_key, type_key
 
 C = 8
 EDGE_TYPES = [("a", "to", "b"), ("b", "back", "a"), ("a", "self", "a"), ("c", "to", "a")]

@@ -7,7 +7,7 @@ import torch
 from torch_frame import stype
 
 from rdl.nn import GraphSpec, RelationalModel
-from rdl.nn.synthetic import sample_batches, synthetic_graph
+from rdl.testing.graphs import sample_batches, synthetic_graph
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def make(shop, **kwargs):
     torch.manual_seed(0)
     kwargs.setdefault("seed_type", "transactions")
     kwargs.setdefault("task_type", "regression")
-    return RelationalModel(shop, channels=8, heads=2, **kwargs)
+    return RelationalModel(shop, channels=8, heads=2, **{"temporal_stats": False, **kwargs})
 
 
 @pytest.mark.parametrize("gnn", ["sage", "gat", "hgt"])

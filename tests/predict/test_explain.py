@@ -11,7 +11,7 @@ import pytest
 
 import rdl
 from rdl.predict import plot_explanation
-from tests.planted import PLANTED, fit_planted, planted_task
+from rdl.testing.planted import PLANTED, fit_planted, planted_task
 
 AT = "2022-08-15"
 CUSTOMERS = [f"c{i}" for i in range(6)]  # big and small spenders both (checked below)
@@ -96,9 +96,9 @@ def test_recommendation_explains_the_score_of_the_top_item(tmp_path):
     import lightning as L
 
     from rdl.tasks import Task
+    from rdl.testing.views import VIEWS_TASK, make_views
     from rdl.train import RelationalDataModule, RelationalTask
     from rdl.train.callbacks import TaskCheckpoint
-    from tests.conftest import VIEWS_TASK, make_views
 
     make_views().save(tmp_path / "views")
     datamodule = RelationalDataModule(str(tmp_path / "views"), Task(**VIEWS_TASK),
@@ -106,7 +106,7 @@ def test_recommendation_explains_the_score_of_the_top_item(tmp_path):
                                       cache_dir=str(tmp_path / "cache"))
     checkpoint = TaskCheckpoint(dirpath=str(tmp_path / "checkpoints"))
     L.Trainer(max_epochs=1, logger=False, callbacks=[checkpoint], enable_progress_bar=False,
-              enable_model_summary=False).fit(RelationalTask(channels=8), datamodule)
+              enable_model_summary=False).fit(RelationalTask(net={"channels": 8}), datamodule)
     predictor = rdl.Predictor.from_checkpoint(tmp_path / "checkpoints" / "last.ckpt")
     top = predictor.recommend(["u0"], "2022-03-25", k=2)["item"].tolist()
     assert predictor.explain("u0", "2022-03-25").attrs["explained"] == f"score of item {top[0]}"
@@ -147,11 +147,12 @@ def test_typical_values_of_every_stype_leave_the_batch_and_other_columns_alone()
     from torch_frame.data.stats import StatType
 
     from rdl.nn import RelationalModel
-    from rdl.nn.synthetic import sample_batches, synthetic_graph
     from rdl.predict.explain import _Typical
+    from rdl.testing.graphs import sample_batches, synthetic_graph
 
     shop = synthetic_graph()
-    model = RelationalModel(shop, seed_type="transactions", task_type="regression", channels=8)
+    model = RelationalModel(shop, seed_type="transactions", task_type="regression", channels=8,
+                            temporal_stats=False)
     packed = model.pack(sample_batches(shop, "transactions", [16], [4, 4])[0])
     before = {nt: {k: v.clone() for k, v in f.items()} for nt, f in packed.features.items()}
     typical = _Typical(model.spec)

@@ -9,6 +9,7 @@ import pytest
 import rdl
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
+from rdl.train.module import module_arguments
 from rdl.train.callbacks import TaskCheckpoint
 
 PLANES = ["N14228", "N24211", "N619AA", "N804JB"]
@@ -20,7 +21,7 @@ def fit(tmp_path, task: Task, max_seeds: int = 1500, **model) -> str:
     checkpoint = TaskCheckpoint(dirpath=str(tmp_path))
     trainer = L.Trainer(max_epochs=2, logger=False, callbacks=[checkpoint],
                         enable_progress_bar=False, enable_model_summary=False)
-    trainer.fit(RelationalTask(channels=32, **model), datamodule)
+    trainer.fit(RelationalTask(**module_arguments({"channels": 32, **model})), datamodule)
     return checkpoint.best_model_path
 
 
@@ -156,10 +157,10 @@ def test_a_checkpoint_predicts_with_the_fan_out_and_strategy_it_was_trained_with
     checkpoint = TaskCheckpoint(dirpath=str(tmp_path))
     trainer = L.Trainer(max_epochs=1, logger=False, callbacks=[checkpoint],
                         enable_progress_bar=False, enable_model_summary=False)
-    trainer.fit(RelationalTask(channels=8, blend_baseline=False), datamodule)
+    trainer.fit(RelationalTask(net={"channels": 8}, blend_baseline=False), datamodule)
     model = rdl.Predictor.from_checkpoint(checkpoint.best_model_path)
-    assert model.num_neighbors == [6, 3] and model.strategy == "uniform"
+    assert model.sampling.num_neighbors == (6, 3) and model.sampling.strategy == "uniform"
     first = model.predict(PLANES, at="2013-12-01")
     assert first.equals(model.predict(PLANES, at="2013-12-01"))  # seeded: the same answer
     assert rdl.Predictor.from_checkpoint(checkpoint.best_model_path,
-                                         num_neighbors=[2, 2]).num_neighbors == [2, 2]
+                                         num_neighbors=[2, 2]).sampling.num_neighbors == (2, 2)

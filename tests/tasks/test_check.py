@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from rdl.tasks import QueryError, Task, TaskError, parse, plan
-from tests.tasks.conftest import TEST, VAL
+from rdl.tasks import QueryError, Task, TaskError, parse, resolve_query
+from rdl.testing.shops import TEST, VAL
 
 C = "FOR EACH customers.customer_id"
 
@@ -86,7 +86,7 @@ def test_schema_errors_point_at_the_query(shop, query, message, caret_at):
     if query.startswith("PREDICT customers.age"):
         shop.tables["customers"].time_column = None
     with pytest.raises(QueryError, match=re.escape(message) if message else "no foreign key") as e:
-        plan(parse(query), shop)
+        resolve_query(parse(query), shop)
     if caret_at is not None:
         assert e.value.pos == query.index(caret_at)
     assert str(e.value).splitlines()[-2] == "  " + query
@@ -96,13 +96,13 @@ def test_missing_foreign_key_lists_linked_tables(shop):
     with pytest.raises(QueryError, match=re.escape(
             "'products' has no foreign key to the entity table 'customers'; tables that have "
             "one: ['addresses', 'orders', 'referrals']")):
-        plan(parse(f"PREDICT COUNT(products.*, 0, 30, days) {C}"), shop)
+        resolve_query(parse(f"PREDICT COUNT(products.*, 0, 30, days) {C}"), shop)
 
 
 def test_entity_table_without_primary_key(shop):
     shop.tables["addresses"].primary_key = None
     with pytest.raises(QueryError, match="Entity table 'addresses' has no primary key"):
-        plan(parse("PREDICT COUNT(orders.*, 0, 1, days) FOR EACH addresses.address_id"), shop)
+        resolve_query(parse("PREDICT COUNT(orders.*, 0, 1, days) FOR EACH addresses.address_id"), shop)
 
 
 @pytest.mark.parametrize("query, task_type, message", [
@@ -143,4 +143,4 @@ def test_stype_categorical_number_column_is_multiclass(shop):
     shop.tables["orders"].stypes["product_id"] = "categorical"
     t = Task(query="PREDICT orders.product_id FOR EACH orders.order_id",
              val_timestamp=VAL, test_timestamp=TEST)
-    assert plan(parse(t.query), shop).task_type == "multiclass"
+    assert resolve_query(parse(t.query), shop).task_type == "multiclass"

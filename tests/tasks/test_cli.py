@@ -9,7 +9,8 @@ import yaml
 
 from rdl.tasks import Task
 from rdl.tasks import cli
-from tests.tasks.conftest import TEST, VAL
+from rdl.tasks.run_data import RunData
+from rdl.testing.shops import TEST, VAL
 
 QUERY = ("PREDICT COUNT(orders.*, 0, 30, days) = 0 FOR EACH customers.customer_id "
          "WHERE COUNT(orders.*, -90, 0, days) > 0")
@@ -17,14 +18,15 @@ QUERY = ("PREDICT COUNT(orders.*, 0, 30, days) = 0 FOR EACH customers.customer_i
 
 @pytest.fixture
 def opened(monkeypatch, shop):
-    """Replaces rdl.connect with the shop database and records its arguments."""
+    """Replaces opening the config's source with the shop database and
+    records what was asked for."""
     calls = []
 
-    def fake_connect(data):
-        calls.append((data["source"], data.get("schema")))
+    def fake_connect(run, upto=None):
+        calls.append((run.source, run.schema))
         return shop
 
-    monkeypatch.setattr(cli, "_connect", fake_connect)
+    monkeypatch.setattr(RunData, "connect", fake_connect)
     return calls
 
 

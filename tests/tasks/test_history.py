@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from rdl.db.database import Database
 from rdl.db.table import Table
 from rdl.tasks import Task, TaskError, item_history, repeat_rate, resolve_exclude_seen, seen_items
-from tests.conftest import VIEWS_TASK, make_views, seen_by_brute_force
+from rdl.testing.brute_force import seen_by_brute_force
+from rdl.testing.views import VIEWS_TASK, make_views
 
 START = pd.Timestamp("2022-01-01")
 QUERY = ("PREDICT LIST_DISTINCT(views.item_id{where}, 0, 3, days) RANK TOP 2 "

@@ -6,11 +6,23 @@ import re
 import pandas as pd
 import pytest
 
-from rdl.tasks import QueryError, Task, TaskError, compile_plan, parse, plan
-from tests.tasks.conftest import TEST, VAL, assert_unchanged, snapshot
+from rdl.db.database import Database
+from rdl.tasks import QueryError, Task, TaskError, label_sql, parse, resolve_query
+from rdl.testing.shops import TEST, VAL
 
 C = "FOR EACH customers.customer_id"
 COUNT = "PREDICT COUNT(orders.*, 0, 30, days)"
+
+
+def snapshot(db: Database) -> dict[str, pd.DataFrame]:
+    """Deep copies of every table, to assert later that nothing changed."""
+    return {name: t.df.copy(deep=True) for name, t in db.tables.items()}
+
+
+def assert_unchanged(db: Database, before: dict[str, pd.DataFrame]) -> None:
+    assert sorted(db.tables) == sorted(before)
+    for name, df in before.items():
+        pd.testing.assert_frame_equal(db.tables[name].df, df)
 
 
 @pytest.mark.parametrize("query, message", [
@@ -47,7 +59,7 @@ def test_string_literals_are_values_never_sql(shop, evil):
     before = snapshot(shop)
     literal = "'" + evil.replace("'", "''") + "'"
     query = f"{COUNT} {C} WHERE customers.city = {literal} OR customers.city = 'Nice'"
-    sql, params = compile_plan(plan(parse(query), shop))
+    sql, params = label_sql(resolve_query(parse(query), shop))
     assert evil not in sql and evil in params.values()
     t = Task(query=query, val_timestamp=VAL, test_timestamp=TEST)
     assert t.make_table(shop, [VAL])["customer_id"].tolist() == ["c5"]

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from rdl.tasks import Task, TaskError
-from tests.tasks.conftest import TEST, VAL, brute_force
+from rdl.testing.brute_force import brute_force_labels
+from rdl.testing.shops import TEST, VAL
 
 pytestmark = pytest.mark.filterwarnings("ignore:The test label window ends")
 
@@ -34,10 +35,10 @@ def test_aggregates_match_brute_force(shop, func, column, start, end, unit):
              "FOR EACH customers.customer_id")
     got = t.make_table(shop, TIMES)
     offset = lambda n: pd.DateOffset(**{unit: n})  # noqa: E731
-    want = brute_force(shop["orders"].df, shop["customers"].df, entity_id="customer_id",
-                       fk="customer_id", time="ordered_at", func=func, column=column,
-                       start=offset(start), end=offset(end), timestamps=TIMES,
-                       entity_time="signup")
+    want = brute_force_labels(shop["orders"].df, shop["customers"].df, entity_id="customer_id",
+                              fk="customer_id", time="ordered_at", func=func, column=column,
+                              start=offset(start), end=offset(end), timestamps=TIMES,
+                              entity_time="signup")
     if func in ("AVG", "MIN", "MAX"):
         want = want[want["value"].notna()]
     if func == "LIST_DISTINCT":
@@ -53,9 +54,10 @@ def test_aggregates_match_brute_force(shop, func, column, start, end, unit):
                                        check_names=False)
     dropped = got.attrs["dropped"]
     assert dropped["null_label"] + dropped["empty_list"] == (
-        len(brute_force(shop["orders"].df, shop["customers"].df, entity_id="customer_id",
-                        fk="customer_id", time="ordered_at", func="COUNT", column=None,
-                        start=offset(0), end=offset(0), timestamps=TIMES, entity_time="signup"))
+        len(brute_force_labels(shop["orders"].df, shop["customers"].df,
+                               entity_id="customer_id", fk="customer_id", time="ordered_at",
+                               func="COUNT", column=None, start=offset(0), end=offset(0),
+                               timestamps=TIMES, entity_time="signup"))
         - len(want))
 
 

@@ -14,9 +14,8 @@ from rdl.db.database import Database
 from rdl.db.table import Table
 from rdl.tasks import Task
 from rdl.tasks.leakage import FUTURE_TIME, NULL_PATTERN, describe_leaks, find_leaks, guard
-from tests.tasks.conftest import TEST, VAL, make_shop
+from rdl.testing.shops import RETURNED, TEST, VAL, leaky_shop
 
-RETURNED = "PREDICT orders.returned FOR EACH orders.order_id"
 CHURN = "PREDICT COUNT(orders.*, 0, 30, days) = 0 FOR EACH customers.customer_id"
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True)
 
@@ -25,38 +24,12 @@ def task(query: str) -> Task:
     return Task(query=query, val_timestamp=VAL, test_timestamp=TEST)
 
 
-def planted_shop(static_customers: bool = False) -> Database:
-    r"""The shop with planted columns:
-
-    * ``orders.rating``: NULL exactly when the order is returned (the label);
-    * ``orders.refunded_at``: set 3 days after returned orders only;
-    * ``orders.confirmed_at``: a minute before the order (honest);
-    * ``customers.last_order_at``: each customer's last order (the churn
-      label in disguise); ``customers.birthday``: honest.
-    """
-    db = make_shop()
-    orders, customers = db["orders"], db["customers"]
-    returned = orders.df["returned"]
-    orders.df["rating"] = np.where(returned, np.nan, 4.0)
-    orders.df["refunded_at"] = orders.df["ordered_at"].where(returned) + pd.Timedelta(days=3)
-    orders.df["confirmed_at"] = orders.df["ordered_at"] - pd.Timedelta(minutes=1)
-    orders.stypes.update(rating="numerical", refunded_at="timestamp", confirmed_at="timestamp")
-    last = orders.df.groupby("customer_id")["ordered_at"].max()
-    customers.df["last_order_at"] = customers.df["customer_id"].map(last)
-    customers.df["birthday"] = pd.Timestamp("1990-06-01") - pd.to_timedelta(
-        customers.df["age"] * 365, unit="D")
-    customers.stypes.update(last_order_at="timestamp", birthday="timestamp")
-    if static_customers:
-        customers.time_column = None
-    return db
-
-
 def flagged(leaks) -> set[tuple[str, str, str]]:
     return {(leak.table, leak.column, leak.rule) for leak in leaks}
 
 
 def test_event_target_null_exactly_when_label_is_set_is_flagged():
-    leaks = find_leaks(planted_shop(), task(RETURNED))
+    leaks = find_leaks(leaky_shop(), task(RETURNED))
     assert flagged(leaks) == {("orders", "rating", NULL_PATTERN),
                               ("orders", "refunded_at", NULL_PATTERN),
                               ("orders", "refunded_at", FUTURE_TIME),
@@ -69,13 +42,13 @@ def test_event_target_null_exactly_when_label_is_set_is_flagged():
 
 
 def test_null_exactly_when_label_is_not_set_is_flagged_too():
-    db = planted_shop()
+    db = leaky_shop()
     db["orders"].df["rating"] = np.where(db["orders"].df["returned"], 4.0, np.nan)
     assert ("orders", "rating", NULL_PATTERN) in flagged(find_leaks(db, task(RETURNED)))
 
 
 def test_almost_exact_null_pattern_is_flagged_below_threshold_not():
-    db = planted_shop()
+    db = leaky_shop()
     orders = db["orders"].df
     orders.loc[0, "rating"] = np.nan  # one of the 14 training rows not returned is NULL too
     assert not orders.loc[0, "returned"] and orders.loc[0, "ordered_at"] < pd.Timestamp(VAL)
@@ -86,7 +59,7 @@ def test_almost_exact_null_pattern_is_flagged_below_threshold_not():
 
 
 def test_multiclass_null_pattern_one_class_against_the_rest():
-    db = planted_shop()
+    db = leaky_shop()
     orders = db["orders"].df
     orders["rating"] = np.where(orders["channel"] == "store", np.nan, 4.0)
     leaks = find_leaks(db, task("PREDICT orders.channel FOR EACH orders.order_id"))
@@ -97,7 +70,7 @@ def test_multiclass_null_pattern_one_class_against_the_rest():
 
 @pytest.mark.parametrize("static", [False, True])
 def test_entity_timestamp_later_than_row_is_flagged(static):
-    leaks = find_leaks(planted_shop(static_customers=static), task(CHURN))
+    leaks = find_leaks(leaky_shop(static_customers=static), task(CHURN))
     assert flagged(leaks) == {("customers", "last_order_at", FUTURE_TIME),
                               ("orders", "refunded_at", FUTURE_TIME)}
     last = next(leak for leak in leaks if leak.column == "last_order_at")
@@ -105,7 +78,7 @@ def test_entity_timestamp_later_than_row_is_flagged(static):
 
 
 def test_excluded_and_hidden_columns_are_not_reported():
-    db = planted_shop()
+    db = leaky_shop()
     exclude = {"orders": ["rating", "refunded_at"], "customers": ["last_order_at"]}
     assert find_leaks(db, task(RETURNED), exclude) == []
     assert find_leaks(db, task(CHURN), exclude) == []
@@ -117,7 +90,7 @@ def test_honest_database_has_no_leaks(shop):
 
 
 def test_guard_modes():
-    db, t = planted_shop(), task(CHURN)
+    db, t = leaky_shop(), task(CHURN)
     excluded = r"\{customers: \[last_order_at\], orders: \[refunded_at\]\}"
     with pytest.warns(UserWarning, match=r"customers\.last_order_at.*\n.*\n"
                                          rf"Exclude them with data\.exclude_columns: {excluded}"):
@@ -131,7 +104,7 @@ def test_guard_modes():
 
 
 def test_describe_names_every_column():
-    leaks = find_leaks(planted_shop(), task(RETURNED))
+    leaks = find_leaks(leaky_shop(), task(RETURNED))
     text = describe_leaks(leaks)
     assert text.count("orders.refunded_at") == 2
     assert "{customers: [last_order_at], orders: [rating, refunded_at]}" in text
@@ -154,7 +127,7 @@ def task_on_flights(query: str) -> Task:
 
 def test_inspect_with_config_lists_the_leaks(tmp_path, capsys):
     db_dir = tmp_path / "shop"
-    planted_shop().save(db_dir)
+    leaky_shop().save(db_dir)
     config = tmp_path / "cfg.yaml"
     config.write_text(f"data:\n  source: {db_dir}\n"
                       "  exclude_columns: {orders: [refunded_at], customers: [last_order_at]}\n"

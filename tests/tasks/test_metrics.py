@@ -14,7 +14,7 @@ sk = pytest.importorskip("sklearn.metrics")
 
 from rdl.tasks import Task, TaskError  # noqa: E402
 from rdl.tasks.metrics import RankingMetric, get_metric, get_metrics, metrics_for  # noqa: E402
-from tests.tasks.conftest import TEST, VAL  # noqa: E402
+from rdl.testing.shops import TEST, VAL  # noqa: E402
 
 RNG = np.random.default_rng(0)
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from rdl.db.database import Database
 from rdl.db.table import Table
-from rdl.tasks import parse, plan
-from rdl.tasks.table import query_table
-from tests.tasks.conftest import brute_force
+from rdl.tasks import parse, resolve_query
+from rdl.tasks.label_table import query_table
+from rdl.testing.brute_force import brute_force_labels
 
 BASE = pd.Timestamp("2021-01-01")
 FUNCS = [("COUNT", None), ("COUNT", "amount"), ("SUM", "amount"), ("AVG", "amount"),
@@ -52,17 +52,18 @@ def databases(draw) -> Database:
 
 
 def labels(db: Database, query: str, timestamps) -> pd.DataFrame:
-    p = plan(parse(query), db)
+    p = resolve_query(parse(query), db)
     return query_table(p, db, pd.DatetimeIndex(timestamps))
 
 
 def oracle(db: Database, func: str, column: str | None, start: int, end: int, unit: str,
            timestamps) -> pd.DataFrame:
     customers = db["customers"]
-    return brute_force(db["orders"].df, customers.df, entity_id="cid", fk="cid", time="at",
-                       func=func, column=column, start=pd.DateOffset(**{unit: start}),
-                       end=pd.DateOffset(**{unit: end}), timestamps=timestamps,
-                       entity_time=customers.time_column)
+    return brute_force_labels(db["orders"].df, customers.df, entity_id="cid", fk="cid",
+                              time="at", func=func, column=column,
+                              start=pd.DateOffset(**{unit: start}),
+                              end=pd.DateOffset(**{unit: end}), timestamps=timestamps,
+                              entity_time=customers.time_column)
 
 
 windows = st.tuples(st.integers(0, 10), st.integers(1, 15), st.sampled_from(["days", "hours"]))

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from rdl.tasks import QueryError, parse
-from rdl.tasks.nodes import (
+from rdl.tasks.query.syntax import (
     Aggregate,
     Column,
     Compare,

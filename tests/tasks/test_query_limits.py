@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from rdl.tasks import QueryError, Task, TaskError, parse
-from rdl.tasks.windows import MAX_WINDOW, check_window
-from tests.tasks.conftest import TEST, VAL
+from rdl.tasks.query.windows import MAX_WINDOW, check_window
+from rdl.testing.shops import TEST, VAL
 
 ENTITY = " FOR EACH customers.customer_id"
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rdl.tasks import Task, TaskError, parse_timedelta
-from tests.tasks.conftest import TEST, VAL
+from rdl.testing.shops import TEST, VAL
 
 pytestmark = pytest.mark.filterwarnings("ignore:The test label window ends")
 

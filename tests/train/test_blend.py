@@ -67,7 +67,7 @@ def blended_checkpoint(to_ord, tmp_path_factory):
     checkpoint = TaskCheckpoint(dirpath=str(folder))
     trainer = L.Trainer(max_epochs=1, logger=False, callbacks=[checkpoint],
                         enable_progress_bar=False, enable_model_summary=False)
-    module = RelationalTask(channels=8)
+    module = RelationalTask(net={"channels": 8})
     trainer.fit(module, to_ord)
     return checkpoint.best_model_path, module, trainer
 
@@ -106,7 +106,7 @@ def test_too_few_validation_seeds_choose_no_blend(tmp_path):
                               max_seeds=60, cache_dir=str(tmp_path))
     trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
                         enable_progress_bar=False, enable_model_summary=False)
-    module = RelationalTask(channels=8)
+    module = RelationalTask(net={"channels": 8})
     trainer.fit(module, dm)
     assert module.blend is None
     with pytest.raises(ValueError, match="60 validation seeds are too few"):
@@ -116,6 +116,6 @@ def test_too_few_validation_seeds_choose_no_blend(tmp_path):
 def test_blending_can_be_turned_off(to_ord, tmp_path):
     trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
                         enable_progress_bar=False, enable_model_summary=False)
-    module = RelationalTask(channels=8, blend_baseline=False)
+    module = RelationalTask(net={"channels": 8}, blend_baseline=False)
     trainer.fit(module, to_ord)
     assert module.blend is None

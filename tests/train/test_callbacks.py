@@ -40,7 +40,7 @@ def spoiled(tmp_path_factory):
                         enable_progress_bar=False, enable_model_summary=False)
     # 3,000 seeds learn steadily (validation AUROC 0.83-0.86 after two epochs for
     # seeds 0-2); on 1,000 seeds the first epochs swung between 0.47 and 0.84.
-    module = RelationalTask(channels=32)
+    module = RelationalTask(net={"channels": 32})
     trainer.fit(module, datamodule)
     return trainer, module, checkpoint, stopping
 
@@ -102,7 +102,7 @@ def test_last_ckpt_every_n_steps_leaves_best_ckpt_to_the_validation(tmp_path):
     trainer = L.Trainer(max_epochs=3, logger=False, callbacks=[checkpoint, spy],
                         num_sanity_val_steps=0, enable_progress_bar=False,
                         enable_model_summary=False)
-    trainer.fit(RelationalTask(channels=16), datamodule)
+    trainer.fit(RelationalTask(net={"channels": 16}), datamodule)
     assert spy.steps == {5, 10, 15, 20, 25}
     assert float(checkpoint.best_model_score) == max(spy.aurocs)
     best = torch.load(checkpoint.best_model_path, weights_only=True)
@@ -124,7 +124,7 @@ def test_a_fit_without_validation_trains_to_its_end(spoiled, tmp_path):
     trainer = L.Trainer(max_epochs=2, logger=False, limit_val_batches=0,
                         callbacks=[checkpoint, TaskEarlyStopping()],
                         enable_progress_bar=False, enable_model_summary=False)
-    module = RelationalTask(channels=8)
+    module = RelationalTask(net={"channels": 8})
     trainer.fit(module, datamodule)  # early stopping used to fail: no val_auroc to watch
     assert trainer.current_epoch == 2 and checkpoint.best_model_path == ""
     assert module.blend is None  # nothing validated, nothing to choose a blend by

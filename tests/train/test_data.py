@@ -9,8 +9,8 @@ import torch
 import torch_frame
 
 from rdl.tasks import Task
+from rdl.testing.memory_maps import backing_file, mapped_files
 from rdl.train import RelationalDataModule
-from tests.graph.test_store import backing_file, mapped_files
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def test_graph_file_is_built_once_then_mapped_and_rebuilt_when_stale(tmp_path):
             for st, x in built[nt].tf.feat_dict.items():
                 assert torch.equal(torch.nan_to_num(mapped[nt].tf.feat_dict[st], -1.0),
                                    torch.nan_to_num(x, -1.0))
-    with pytest.warns(UserWarning, match="does not match table 'flights'"):
+    with pytest.warns(UserWarning, match="does not match nycflights13: table 'flights' had feature columns"):
         rebuilt = module(exclude_columns={"flights": ["arr_time"]}).prepare_graph()
     assert "arr_time" not in rebuilt["flights"].tf.col_names_dict[torch_frame.numerical]
     assert graph_file.stat().st_mtime_ns != first_write

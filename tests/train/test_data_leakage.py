@@ -10,14 +10,13 @@ import rdl
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
 from rdl.train.callbacks import TaskCheckpoint
-from tests.tasks.conftest import TEST, VAL
-from tests.tasks.test_leakage import RETURNED, planted_shop
+from rdl.testing.shops import RETURNED, TEST, VAL, leaky_shop
 
 
 @pytest.fixture(scope="module")
 def shop_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("planted") / "shop"
-    planted_shop().save(path)
+    leaky_shop().save(path)
     return str(path)
 
 
@@ -73,7 +72,7 @@ def test_predictor_leaves_out_what_training_excluded(shop_dir, tmp_path):
     trainer = L.Trainer(max_epochs=1, logger=False, callbacks=[checkpoint],
                         enable_progress_bar=False, enable_model_summary=False)
     with pytest.warns(UserWarning, match="Leakage guard: excluded"):
-        trainer.fit(RelationalTask(channels=8), dm)
+        trainer.fit(RelationalTask(net={"channels": 8}), dm)
     predictor = rdl.Predictor.from_checkpoint(checkpoint.best_model_path)
     columns = {c for cols in predictor.graph["orders"].tf.col_names_dict.values() for c in cols}
     assert columns == {"amount", "channel", "confirmed_at"}

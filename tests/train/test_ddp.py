@@ -14,8 +14,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rdl.testing.cli import CONFIGS, QUICK, rdl
 from rdl.train.distributed import ShardSampler, shard_positions, share_cpu_threads
-from tests.train.test_cli import CONFIGS, QUICK, rdl
 
 SEEDS = 1000  # --data.max_seeds: every split has more rows than this
 BATCH = 250   # seeds per step in all; each of the 2 DDP processes takes half

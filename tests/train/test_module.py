@@ -102,7 +102,7 @@ def test_a_small_split_gets_the_floor_of_steps_and_the_whole_schedule(tmp_path):
     trainer = L.Trainer(max_epochs=2, logger=False, enable_checkpointing=False,
                         callbacks=[record], enable_progress_bar=False,
                         enable_model_summary=False, gradient_clip_val=1.0)
-    trainer.fit(RelationalTask(channels=8, lr=LR, lr_schedule="cosine"), datamodule)
+    trainer.fit(RelationalTask(net={"channels": 8}, lr=LR, lr_schedule="cosine"), datamodule)
     # 100 seeds in batches of 32 are 4 steps; the default floor makes it 20 an epoch
     assert trainer.num_training_batches == 20 and trainer.global_step == 40
     assert trainer.callback_metrics["train_seeds"] == 20 * 32

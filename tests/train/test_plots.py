@@ -14,10 +14,10 @@ from matplotlib.image import imread
 
 import rdl
 from rdl.tasks import Task
+from rdl.testing.planted import fit_planted, planted_task
+from rdl.testing.views import VIEWS_TASK, make_views
 from rdl.train import plots
 from rdl.train.plots import RunPlots
-from tests.conftest import VIEWS_TASK, make_views
-from tests.planted import fit_planted, planted_task
 
 
 def assert_picture(path: Path) -> None:
@@ -103,7 +103,7 @@ def test_recommendation_test_writes_the_hit_rate_by_rank(tmp_path):
     trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
                         callbacks=[RunPlots(str(tmp_path / "run"))], enable_progress_bar=False,
                         enable_model_summary=False)
-    module = RelationalTask(channels=8)
+    module = RelationalTask(net={"channels": 8})
     trainer.fit(module, datamodule)
     assert not (tmp_path / "run").exists()  # no CSV logger: no learning curves
     trainer.test(module, datamodule, verbose=False)

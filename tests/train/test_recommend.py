@@ -14,12 +14,14 @@ from hypothesis import strategies as st
 
 import rdl
 from rdl.tasks import Task
+from rdl.testing.brute_force import seen_by_brute_force
+from rdl.testing.views import VIEWS_TASK, make_views
 from rdl.train import RelationalDataModule, RelationalTask
+from rdl.train.module import module_arguments
 from rdl.train.callbacks import TaskCheckpoint
 from rdl.train.data import LabeledBatch
 from rdl.train.recommend import ExcludedPositives
 from rdl.train.seen import SeenIndex, SeenItems
-from tests.conftest import VIEWS_TASK, make_views, seen_by_brute_force
 
 DAY = 86_400
 
@@ -53,7 +55,7 @@ def fit(folder, tmp_path, **model) -> tuple[RelationalTask, RelationalDataModule
     checkpoint = TaskCheckpoint(dirpath=str(tmp_path / "ckpt"))
     trainer = L.Trainer(max_epochs=2, logger=False, callbacks=[checkpoint],
                         enable_progress_bar=False, enable_model_summary=False)
-    module = RelationalTask(channels=8, **model)
+    module = RelationalTask(**module_arguments({"channels": 8, **model}))
     trainer.fit(module, datamodule)
     return module, datamodule, checkpoint.best_model_path
 
@@ -153,9 +155,9 @@ def test_shallow_types_and_exclude_seen_come_from_the_config(no_repeats, tmp_pat
     parser = LightningArgumentParser()
     parser.add_class_arguments(RelationalTask, "model")
     for value, expected in (("true", True), ("false", False), ("auto", "auto")):
-        config = parser.parse_args(["--model.shallow_types", "[articles]",
+        config = parser.parse_args(["--model.net.shallow_types", "[articles]",
                                     "--model.exclude_seen", value])
-        assert config.model.shallow_types == ["articles"]
+        assert config.model.net.shallow_types == ["articles"]
         assert config.model.exclude_seen == expected
 
 

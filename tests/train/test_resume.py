@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from rdl.testing.cli import CONFIGS, QUICK, rdl
 from rdl.train.runs import checkpoint_step
-from tests.train.test_cli import CONFIGS, QUICK, rdl
 
 STEPS = 30  # optimizer steps per epoch (data.min_steps_per_epoch; 1,000 seeds of 64 are 16)
 EVERY = 7   # checkpoint.every_n_steps: 7, 14, ... 35, 42: never at an epoch's end

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from rdl.testing.cli import CONFIGS, QUICK, rdl
 from rdl.train.runs import (AppendingCSVLogger, RunError, latest_checkpoint, new_run_folder,
                             run_of_checkpoint)
-from tests.train.test_cli import CONFIGS, QUICK, rdl
 
 CONFIG = ["--config", str(CONFIGS / "flights_to_ord.yaml"), *QUICK]
 

@@ -8,11 +8,11 @@ from datetime import date, datetime
 import pandas as pd
 
 from rdl.db.database import Database
-from rdl.tasks import types
-from rdl.tasks.check import Plan, plan
+from rdl.tasks import task_types as types
+from rdl.tasks.query.resolve import ResolvedQuery, resolve_query
 from rdl.tasks.errors import TaskError
-from rdl.tasks.nodes import Aggregate, Query, aggregates, columns
-from rdl.tasks.query import parse
+from rdl.tasks.query.syntax import Aggregate, Query, aggregates, columns
+from rdl.tasks.query.parser import parse
 from rdl.tasks.splits import (
     SPLITS,
     check_in_range,
@@ -22,8 +22,8 @@ from rdl.tasks.splits import (
     parse_timestamp,
     train_timestamps,
 )
-from rdl.tasks.table import check_split_table, prepare_sql, query_table, sql_table
-from rdl.tasks.windows import check_window, target_windows, window_starts
+from rdl.tasks.label_table import check_split_table, prepare_sql, query_table, sql_table
+from rdl.tasks.query.windows import check_window, target_windows, window_starts
 
 Time = str | date | datetime  # pd.Timestamp is a datetime
 
@@ -53,7 +53,7 @@ class Task:
     Args:
         val_timestamp: Validation prediction time; training labels end by it.
         test_timestamp: Test prediction time, later than :obj:`val_timestamp`.
-        query (str, optional): A predictive query (see :mod:`rdl.tasks.query`).
+        query (str, optional): A predictive query (see :mod:`rdl.tasks.query.parser`).
             (default: :obj:`None`)
         sql (str, optional): Instead of :obj:`query`, one ``SELECT`` returning
             (entity id, label) for the window ``({start}, {end}]``; needs
@@ -85,7 +85,7 @@ class Task:
     max_train_timestamps: int = 1000
 
     def __post_init__(self) -> None:
-        self._plan: Plan | None = None  # set by check(db); not part of the config
+        self._plan: ResolvedQuery | None = None  # set by check(db); not part of the config
         if (self.query is None) == (self.sql is None):
             raise TaskError("Give exactly one of query= (a PREDICT query) or sql= (a SELECT)")
         self._val = parse_timestamp(self.val_timestamp, "val_timestamp")
@@ -199,7 +199,7 @@ class Task:
         return self._plan.item_table if self._plan is not None else None
 
     # Database-dependent API --------------------------------------------------
-    def check(self, db: Database) -> Plan | None:
+    def check(self, db: Database) -> ResolvedQuery | None:
         r"""Checks the task against :obj:`db`'s schema and resolves what needs it.
 
         Fills in :obj:`task_type` (and default :obj:`metrics`) for column
@@ -210,10 +210,10 @@ class Task:
             entity = db[self.entity_table]
             if entity.primary_key is None:
                 raise TaskError(f"entity_table={self.entity_table!r} has no primary key")
-            self._plan = Plan(None, self.entity_table, entity.primary_key, entity.time_column,
-                              False, self.task_type)
+            self._plan = ResolvedQuery(None, self.entity_table, entity.primary_key,
+                                       entity.time_column, False, self.task_type)
             return None
-        self._plan = plan(self._ast, db, self.task_type)
+        self._plan = resolve_query(self._ast, db, self.task_type)
         if self.task_type is None:
             self.task_type = self._plan.task_type
             self._check_metrics()

@@ -1,16 +1,10 @@
-"""A tiny shop database and a brute-force oracle for every baseline feature.
-
-Tables (time columns in brackets)::
-
-    stores [opened] --<  orders [at]  >-- products (static)
-                          |    \\
-    customers [signup] --<      --< reviews [at]
-         \\
-          --< addresses (static)
+"""A brute-force oracle for every baseline feature (:mod:`rdl.baseline`).
 
 The oracle loops over label rows in pandas and applies the visibility rules
 literally: children in ``[t - w, t]``, siblings in ``[t - w, t)``, a parent
 only when its time is ``<= t`` (of a child's parent: ``<=`` the child's time).
+Windows ``w`` are in days. It reads any database; the tests run it on
+:func:`rdl.testing.shops.make_feature_shop`.
 """
 from __future__ import annotations
 
@@ -21,72 +15,7 @@ import pandas as pd
 
 from rdl.db.database import Database
 from rdl.db.table import Table
-
-BASE = pd.Timestamp("2021-01-01")
-DAY = pd.Timedelta(days=1)
-
-
-def make_shop(customers: list[tuple], orders: list[tuple], reviews: list[tuple] = (),
-              stores: list[tuple] = ((0, 10.0), (15, 20.0))) -> Database:
-    r"""Builds the shop database.
-
-    Args:
-        customers: ``(signup day, age, city)`` per customer ``k0, k1, ...``.
-        orders: ``(customer index or None, product index or None, store index
-            or None, hours after BASE, amount or None, quantity, returned)``.
-        reviews: ``(order index, hours after BASE, stars)``.
-        stores: ``(opening day, size)`` per store.
-    """
-    cust = pd.DataFrame({
-        "cid": pd.array([f"k{i}" for i in range(len(customers))], dtype="str"),
-        "signup": [BASE + d * DAY for d, *_ in customers],
-        "age": [float(a) for _, a, _ in customers],
-        "city": pd.array([c for *_, c in customers], dtype="str"),
-        "secret": np.arange(len(customers), dtype=float),
-    })
-    order = pd.DataFrame({
-        "oid": np.arange(len(orders), dtype=np.int64),
-        "cid": pd.array([None if c is None else f"k{c}" for c, *_ in orders], dtype="str"),
-        "pid": pd.array([p for _, p, *_ in orders], dtype="Int64"),
-        "sid": pd.array([s for _, _, s, *_ in orders], dtype="Int64"),
-        "at": [BASE + pd.Timedelta(hours=h) for *_, h, _, _, _ in orders],
-        "amount": pd.array([a for *_, a, _, _ in orders], dtype="float64"),
-        "qty": [float(n) for *_, n, _ in orders],
-        "returned": [int(r) for *_, r in orders],
-    })
-    order["leak"] = order["returned"].astype(float)
-    review = pd.DataFrame({
-        "rid": np.arange(len(reviews), dtype=np.int64),
-        "oid": pd.array([o for o, _, _ in reviews], dtype="Int64"),
-        "at": [BASE + pd.Timedelta(hours=h) for _, h, _ in reviews],
-        "stars": [float(s) for *_, s in reviews],
-    })
-    store = pd.DataFrame({"sid": np.arange(len(stores), dtype=np.int64),
-                          "opened": [BASE + d * DAY for d, _ in stores],
-                          "size": [s for _, s in stores]})
-    products = pd.DataFrame({"pid": np.arange(3, dtype=np.int64), "price": [2.0, 5.5, 9.0],
-                             "kind": pd.array(["a", "b", "a"], dtype="str")})
-    addresses = pd.DataFrame({"aid": np.arange(3, dtype=np.int64),
-                              "cid": pd.array(["k0", "k0", "k1"], dtype="str"),
-                              "floor": [1.0, 3.0, 7.0]})
-    for df, col in ((cust, "signup"), (order, "at"), (review, "at"), (store, "opened")):
-        df[col] = df[col].astype("datetime64[ns]")
-    return Database({
-        "customers": Table("customers", cust, "cid", {}, "signup",
-                           {"age": "numerical", "city": "categorical", "secret": "numerical",
-                            "signup": "timestamp"}),
-        "orders": Table("orders", order, "oid", {"cid": "customers", "pid": "products",
-                                                  "sid": "stores"}, "at",
-                        {"amount": "numerical", "qty": "numerical", "returned": "categorical",
-                         "leak": "numerical"}),
-        "reviews": Table("reviews", review, "rid", {"oid": "orders"}, "at",
-                         {"stars": "numerical"}),
-        "stores": Table("stores", store, "sid", {}, "opened", {"size": "numerical"}),
-        "products": Table("products", products, "pid", {}, None,
-                          {"price": "numerical", "kind": "categorical"}),
-        "addresses": Table("addresses", addresses, "aid", {"cid": "customers"}, None,
-                           {"floor": "numerical"}),
-    })
+from rdl.testing.shops import DAY
 
 
 def _same(values: pd.Series, key) -> np.ndarray:

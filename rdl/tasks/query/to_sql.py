@@ -1,4 +1,4 @@
-r"""Compiles a checked query (:class:`~rdl.tasks.check.Plan`) into DuckDB SQL.
+r"""Compiles a checked query (:class:`~rdl.tasks.query.resolve.ResolvedQuery`) into DuckDB SQL.
 
 All timestamps of a split are evaluated by one statement: entity rows are
 crossed with the timestamp view :obj:`TIMESTAMPS_VIEW` into *seeds*
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rdl.tasks.check import Plan
-from rdl.tasks.nodes import (
+from rdl.tasks.query.resolve import ResolvedQuery
+from rdl.tasks.query.syntax import (
     Aggregate,
     Column,
     Compare,
@@ -46,7 +46,7 @@ def quote(name: str) -> str:
 
 
 class _Compiler:
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: ResolvedQuery):
         self.plan = plan
         self.params: dict[str, object] = {}
         query = plan.query
@@ -159,7 +159,7 @@ class _Compiler:
         return f"(NOT {self.expr(node.operand, inner)})"
 
 
-def compile_plan(plan: Plan, after: pd.Timestamp | None = None,
+def label_sql(plan: ResolvedQuery, after: pd.Timestamp | None = None,
                  upto: pd.Timestamp | None = None) -> tuple[str, dict[str, object]]:
     r"""Compiles :obj:`plan` into one DuckDB ``SELECT`` and its parameters.
 
@@ -169,7 +169,7 @@ def compile_plan(plan: Plan, after: pd.Timestamp | None = None,
     columns ``id``, ``timestamp`` and ``label``.
 
     Args:
-        plan (Plan): Checked query.
+        plan (ResolvedQuery): Checked query.
         after (pd.Timestamp, optional): Event-level only: keep rows with time
             ``> after``. (default: :obj:`None`)
         upto (pd.Timestamp, optional): Event-level only: keep rows with time
@@ -195,7 +195,7 @@ def compile_plan(plan: Plan, after: pd.Timestamp | None = None,
     return sql, c.params
 
 
-def compile_history(plan: Plan) -> tuple[str, dict[str, object]]:
+def history_sql(plan: ResolvedQuery) -> tuple[str, dict[str, object]]:
     r"""Compiles the rows a recommendation target's ``LIST_DISTINCT`` reads,
     at any time: the same table, link, item column and ``WHERE`` filter.
 

@@ -12,22 +12,22 @@ from __future__ import annotations
 import pandas as pd
 
 from rdl.db.database import Database
-from rdl.tasks import types
-from rdl.tasks.check import Plan
-from rdl.tasks.compile import TIMESTAMPS_VIEW, compile_plan
-from rdl.tasks.engine import check_select, open_connection, run
+from rdl.tasks import task_types as types
+from rdl.tasks.query.resolve import ResolvedQuery
+from rdl.tasks.query.to_sql import TIMESTAMPS_VIEW, label_sql
+from rdl.tasks.sandbox import check_select, open_connection, run
 from rdl.tasks.errors import TaskError
 
 PLACEHOLDERS = ("{start}", "{end}")
 
 
-def query_table(plan: Plan, db: Database, timestamps: pd.DatetimeIndex | None = None,
+def query_table(plan: ResolvedQuery, db: Database, timestamps: pd.DatetimeIndex | None = None,
                 after: pd.Timestamp | None = None,
                 upto: pd.Timestamp | None = None) -> pd.DataFrame:
     r"""Labels of a compiled query, all timestamps in one statement.
 
     Args:
-        plan (Plan): Checked query.
+        plan (ResolvedQuery): Checked query.
         db (Database): Database to read.
         timestamps (pd.DatetimeIndex, optional): Prediction times
             (entity-level tasks). (default: :obj:`None`)
@@ -36,7 +36,7 @@ def query_table(plan: Plan, db: Database, timestamps: pd.DatetimeIndex | None = 
         upto (pd.Timestamp, optional): Event-level: rows with time
             ``<= upto``. (default: :obj:`None`)
     """
-    sql, params = compile_plan(plan, after=after, upto=upto)
+    sql, params = label_sql(plan, after=after, upto=upto)
     extra = {}
     if not plan.event_level:
         ts = pd.DatetimeIndex(timestamps if timestamps is not None else [])

@@ -9,7 +9,7 @@ import pandas as pd
 
 from rdl.db.table import Table
 from rdl.tasks.errors import QueryError, TaskError
-from rdl.tasks.nodes import Column, Query
+from rdl.tasks.query.syntax import Column, Query
 
 BINARY = "binary"
 MULTICLASS = "multiclass"

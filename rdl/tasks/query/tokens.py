@@ -1,4 +1,4 @@
-"""Tokenizer of the predictive query language (see :mod:`rdl.tasks.query`).
+"""Tokenizer of the predictive query language (see :mod:`rdl.tasks.query.parser`).
 
 Only names, numbers, quoted strings and a handful of operators exist: a
 ``;``, a comment or any other character is an error that points at it.

@@ -1,5 +1,6 @@
 """A synthetic shop graph with every stype, missing values and a table without
-features, for tests and benchmarks."""
+features, and temporal mini-batches of it: for the model's tests and
+``scripts/bench_compile.py``, without a database."""
 from __future__ import annotations
 
 import warnings

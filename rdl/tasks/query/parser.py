@@ -57,7 +57,7 @@ must lie in the future (``start >= 0``). For event-level targets, windows are
 relative to each row's own time and ``WHERE`` may not use the target column.
 
 When a label cannot be written in this language, a task can give raw SQL
-instead (``sql:`` in :class:`~rdl.tasks.spec.Task`): one ``SELECT`` returning
+instead (``sql:`` in :class:`~rdl.tasks.task.Task`): one ``SELECT`` returning
 (entity id, label), with ``{start}`` and ``{end}`` bound as parameters.
 
 There are no statements, semicolons or comments: anything that is not part of
@@ -67,7 +67,7 @@ offending character.
 from __future__ import annotations
 
 from rdl.tasks.errors import QueryError
-from rdl.tasks.nodes import (
+from rdl.tasks.query.syntax import (
     AGGREGATES,
     COMPARISONS,
     UNITS,
@@ -82,7 +82,7 @@ from rdl.tasks.nodes import (
     Not,
     Query,
 )
-from rdl.tasks.tokens import Token, tokenize
+from rdl.tasks.query.tokens import Token, tokenize
 
 # Deepest nesting of parentheses, NOT and WHERE inside aggregates: far beyond
 # written queries, and far inside Python's recursion limit for every later pass.
@@ -306,10 +306,10 @@ class _Parser:
 
 
 def parse(text: str) -> Query:
-    r"""Parses a predictive query into a :class:`~rdl.tasks.nodes.Query`.
+    r"""Parses a predictive query into a :class:`~rdl.tasks.query.syntax.Query`.
 
     Only syntax is checked here; names and types are checked against a
-    database by :func:`rdl.tasks.check.plan`.
+    database by :func:`rdl.tasks.query.resolve.plan`.
 
     Args:
         text (str): The query, e.g.

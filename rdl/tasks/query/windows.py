@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rdl.tasks.errors import QueryError
-from rdl.tasks.nodes import Aggregate, Query, aggregates
+from rdl.tasks.query.syntax import Aggregate, Query, aggregates
 
 
 # Farthest a window may reach from ``t``: 100 years, so that ``t + offset``

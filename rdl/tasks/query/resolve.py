@@ -13,9 +13,9 @@ import pandas as pd
 
 from rdl.db.database import Database
 from rdl.db.table import Table
-from rdl.tasks import types
+from rdl.tasks import task_types as types
 from rdl.tasks.errors import QueryError
-from rdl.tasks.nodes import (
+from rdl.tasks.query.syntax import (
     Aggregate,
     Column,
     Compare,
@@ -28,14 +28,14 @@ from rdl.tasks.nodes import (
     aggregates,
     columns,
 )
-from rdl.tasks.windows import check_window
+from rdl.tasks.query.windows import check_window
 
 _NEEDS_COLUMN = ("SUM", "AVG", "MIN", "MAX", "COUNT_DISTINCT", "LIST_DISTINCT")
 _NUMERIC_ONLY = ("SUM", "AVG", "MIN", "MAX")
 
 
 @dataclass
-class Plan:
+class ResolvedQuery:
     r"""A query resolved against one database schema.
 
     Args:
@@ -230,8 +230,8 @@ class _Checker:
         return fks[0]
 
 
-def plan(query: Query, db: Database, task_type: str | None = None) -> Plan:
-    r"""Checks :obj:`query` against :obj:`db` and resolves it into a :class:`Plan`.
+def resolve_query(query: Query, db: Database, task_type: str | None = None) -> ResolvedQuery:
+    r"""Checks :obj:`query` against :obj:`db` and resolves it into a :class:`ResolvedQuery`.
 
     Args:
         query (Query): Parsed query (see :func:`rdl.tasks.query.parse`).
@@ -294,5 +294,5 @@ def plan(query: Query, db: Database, task_type: str | None = None) -> Plan:
     if list_aggs:
         agg = list_aggs[0]
         item_table = db.tables[agg.table].foreign_keys[agg.column]
-    return Plan(query, query.table, entity.primary_key, entity.time_column, event_level,
+    return ResolvedQuery(query, query.table, entity.primary_key, entity.time_column, event_level,
                 task_type, c.links, c.time_columns, c.kinds, hidden, item_table)

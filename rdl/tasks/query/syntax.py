@@ -1,4 +1,4 @@
-"""Syntax tree of a predictive query, as produced by :mod:`rdl.tasks.query`.
+"""Syntax tree of a predictive query, as produced by :mod:`rdl.tasks.query.parser`.
 
 Nodes are frozen dataclasses so that identical aggregates compare equal and
 can share one sub-query. The ``pos`` field (offset of the node in the query

@@ -1,0 +1,40 @@
+"""Which feature columns each node type has: the one comparison behind "is this
+the schema the model (or a saved graph file) was built from?"."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rdl.db.database import Database
+from rdl.graph.names import safe_name
+
+
+def db_feature_columns(db: Database,
+                       excluded: Mapping[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """Node type -> sorted feature columns that :func:`rdl.graph.build_graph`
+    makes of each table of ``db``, ``excluded`` (table -> columns) left out."""
+    excluded = excluded or {}
+    return {safe_name(table.name): sorted(c for c in table.stypes
+                                          if c not in excluded.get(table.name, ()))
+            for table in db}
+
+
+def spec_feature_columns(col_names_dicts: Mapping[str, Mapping]) -> dict[str, list[str]]:
+    """Node type -> sorted feature columns of a graph's or a model's
+    ``col_names_dict`` per node type (stype -> columns)."""
+    return {nt: sorted(c for cols in d.values() for c in cols)
+            for nt, d in col_names_dicts.items()}
+
+
+def schema_mismatch(expected: Mapping[str, list[str]],
+                    actual: Mapping[str, list[str]]) -> str | None:
+    """What differs between two :func:`db_feature_columns`-style maps, in
+    words, or ``None``. Node types only in ``actual`` are allowed (a model
+    ignores tables it was not trained on); a node type without features may
+    be absent from ``expected``."""
+    missing = sorted(set(expected) - set(actual))
+    if missing:
+        return f"tables {missing} are missing from the database"
+    for nt in sorted(expected):
+        if expected[nt] != actual[nt]:
+            return f"table {nt!r} had feature columns {expected[nt]}, it now has {actual[nt]}"
+    return None

@@ -1,0 +1,133 @@
+r"""What a run reads and which seeds it labels, read from a config in one place.
+
+``rdl fit``/``test``/``predict`` (through the data module), ``rdl labels``,
+``rdl baseline`` and the ``Predictor`` all describe their data with a
+:class:`RunData`: the same database opened the same way, and the same label
+rows (the same ``max_seeds`` subset), whichever command asks.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from rdl.db.connect import connect
+from rdl.db.database import Database
+from rdl.tasks.errors import TaskError
+from rdl.tasks.task import Task
+
+RUN_DATA_KEYS = ("source", "schema", "sql_schema", "exclude_columns", "max_seeds", "seed")
+
+
+@dataclass
+class RunData:
+    r"""The data source, the task and the seed subset of a run.
+
+    Args:
+        source (str): Database URL, file, folder or bundled dataset name.
+        task (Task): What to predict.
+        schema (str or dict, optional): Schema file (or its content) for
+            :func:`rdl.connect`. (default: :obj:`None`)
+        sql_schema (str, optional): Database namespace to read.
+            (default: :obj:`None`)
+        exclude_columns (dict): Table -> feature columns the model must not
+            see. (default: none)
+        max_seeds (int, optional): Keep at most this many seeds per split, a
+            random subset chosen by ``seed``. (default: :obj:`None`)
+        seed (int): Seed of that subset. (default: :obj:`0`)
+    """
+
+    source: str
+    task: Task
+    schema: str | dict | None = None
+    sql_schema: str | None = None
+    exclude_columns: dict[str, list[str]] = field(default_factory=dict)
+    max_seeds: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        self.exclude_columns = dict(self.exclude_columns or {})
+        if self.max_seeds is not None and (isinstance(self.max_seeds, bool)
+                                           or not isinstance(self.max_seeds, int)
+                                           or self.max_seeds < 1):
+            raise TaskError(f"data.max_seeds={self.max_seeds!r} must be a whole number >= 1")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise TaskError(f"data.seed={self.seed!r} must be a whole number")
+
+    def connect(self, upto: pd.Timestamp | str | None = None) -> Database:
+        """Opens the source as every command does."""
+        return connect(self.source, schema=self.schema, sql_schema=self.sql_schema, upto=upto)
+
+    def labels(self, db: Database, split: str) -> pd.DataFrame:
+        """The label table of ``split``, cut to ``max_seeds`` random rows (in
+        their original order): the seeds every command trains or evaluates on."""
+        table = self.task.table(db, split)
+        if self.max_seeds is not None and len(table) > self.max_seeds:
+            table = table.sample(self.max_seeds, random_state=self.seed).sort_index()
+        return table
+
+    def to_plain(self) -> dict:
+        """Plain values, the schema file inlined, so a checkpoint needs no file."""
+        schema = self.schema
+        if isinstance(schema, (str, Path)):
+            import yaml
+
+            schema = yaml.safe_load(Path(schema).read_text())
+        return {"source": str(self.source), "schema": schema, "sql_schema": self.sql_schema,
+                "exclude_columns": self.exclude_columns, "max_seeds": self.max_seeds,
+                "seed": self.seed}
+
+    @classmethod
+    def from_plain(cls, plain: dict, task: Task) -> RunData:
+        """Reads :meth:`to_plain`'s dict (other keys are ignored)."""
+        return cls(task=task, **{k: plain[k] for k in RUN_DATA_KEYS if k in plain})
+
+    @classmethod
+    def from_config(cls, config: dict | str | Path) -> RunData:
+        """The ``data:`` and ``task:`` sections of a config (a YAML file or its
+        dict; LightningCLI's ``init_args`` nesting allowed). ``data:`` keys
+        that only training reads (``batch_size``, ...) are ignored here."""
+        where = str(config) if not isinstance(config, dict) else "the config"
+        if not isinstance(config, dict):
+            config = load_config(config)
+        data = config_section(config, "data", where)
+        if "source" not in data:
+            raise TaskError(f"{where}: data: needs source: (a database URL, a folder or a "
+                            "dataset name such as nycflights13)")
+        task_config = config_section(config, "task", where)
+        names = [f.name for f in dataclasses.fields(Task) if f.init]
+        unknown = sorted(set(task_config) - set(names))
+        if unknown:
+            raise TaskError(f"{where}: unknown task setting(s) {unknown}; valid ones are {names}")
+        return cls(task=Task(**task_config), **{k: data[k] for k in RUN_DATA_KEYS if k in data})
+
+
+def load_config(path: str | Path) -> dict:
+    """A YAML config file as a dict; a :class:`TaskError` naming the file otherwise."""
+    import yaml
+
+    path = Path(path)
+    try:
+        config = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise TaskError(f"cannot read the config {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise TaskError(f"{path} is not valid YAML: {exc}") from None
+    if not isinstance(config, dict):
+        raise TaskError(f"{path} must hold a mapping with data: and task: sections")
+    return config
+
+
+def config_section(config: dict, name: str, where: str, required: bool = True) -> dict:
+    """The ``name:`` section of a config (LightningCLI's ``init_args`` nesting
+    allowed); ``{}`` for a missing optional one."""
+    section = config.get(name)
+    if isinstance(section, dict) and isinstance(section.get("init_args"), dict):
+        section = section["init_args"]
+    if section is None and not required:
+        return {}
+    if not isinstance(section, dict):
+        raise TaskError(f"{where}: the config needs a {name}: section (a mapping)")
+    return section
