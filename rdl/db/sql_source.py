@@ -3,7 +3,9 @@
 Keys come from SQLAlchemy's inspector. PostgreSQL tables of plain column
 types are read with COPY into Arrow's CSV reader; otherwise rows are streamed
 in chunks with a server-side cursor where the driver has one and turned into
-Arrow chunk by chunk, so peak memory stays near the size of the result. Connections are
+Arrow chunk by chunk, so peak memory stays near the size of the result. On
+SQLite and MySQL/MariaDB (PyMySQL) the chunks come straight from the driver's
+cursor (:mod:`rdl.db.dbapi_read`), elsewhere as SQLAlchemy rows. Connections are
 opened read-only wherever the driver allows it, and rdl never writes.
 """
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import sqlalchemy as sa
 
+from rdl.db.dbapi_read import dbapi_cursor, forget_unread_rows, has_dbapi_path, rows_to_table
 from rdl.db.issues import DataIssue, SourceError
 from rdl.db.postgres_copy import fetch_with_copy
 from rdl.db.raw import TableInfo, TimeBound
@@ -102,7 +106,7 @@ class SQLSource:
         url (str or sqlalchemy.URL): SQLAlchemy URL.
         sql_schema (str, optional): Schema (namespace) to read.
             (default: the connection's default)
-        chunk_rows (int): Rows per fetch on the generic path.
+        chunk_rows (int): Rows per fetch (all but PostgreSQL's COPY path).
             (default: :obj:`65536`)
     """
 
@@ -152,6 +156,8 @@ class SQLSource:
             data = None
             if self.conn.dialect.name == "postgresql" and limit is None:
                 data = fetch_with_copy(self.conn, query, readable)
+            elif has_dbapi_path(self.conn):
+                data = _fetch_dbapi(self.conn, query, readable, self.chunk_rows)
             if data is None:
                 data = _fetch_arrow(self.conn, query, readable, self.chunk_rows)
         except self._failures as exc:
@@ -246,76 +252,29 @@ def _sql_type(arrow_type: pa.DataType) -> sa.types.TypeEngine:
     return sa.BigInteger()
 
 
+def _fetch_dbapi(
+    conn: sa.Connection, query: sa.Select, columns: list[dict], chunk_rows: int
+) -> pa.Table:
+    """What :func:`_fetch_arrow` returns, read straight from the DBAPI cursor
+    without SQLAlchemy's row objects (see :func:`has_dbapi_path`)."""
+    with dbapi_cursor(conn, query) as cursor:
+        return rows_to_table(_partitions(cursor, chunk_rows), columns)
+
+
 def _fetch_arrow(
     conn: sa.Connection, query: sa.Select, columns: list[dict], chunk_rows: int
 ) -> pa.Table:
-    names = [c["name"] for c in columns]
-    types = [_arrow_type(c["type"]) for c in columns]
     result = conn.execution_options(stream_results=True, yield_per=chunk_rows).execute(query)
     cursor = result.cursor
     try:
-        batches = [
-            _rows_to_arrow(rows, names, types) for rows in _partitions(result, chunk_rows)
-        ]
+        return rows_to_table(_partitions(result, chunk_rows), columns)
     except sa.exc.DBAPIError as exc:
         if exc.connection_invalidated:
-            _forget_unread_rows(cursor)
+            forget_unread_rows(cursor)
         raise
-    if not batches:  # no values to infer from: the declared types
-        return pa.schema([(c["name"], _declared_type(c["type"])) for c in columns]).empty_table()
-    return pa.concat_tables(batches, promote_options="permissive")
 
 
-def _forget_unread_rows(cursor) -> None:
-    """Tells PyMySQL's streaming cursor of a dropped connection that no rows
-    are left: it would otherwise try to read them from the closed socket when
-    it is freed, and print a traceback long after rdl has reported the error."""
-    pending = getattr(cursor, "_result", None)
-    if getattr(pending, "unbuffered_active", False):
-        pending.unbuffered_active = False
-
-
-def _partitions(result: sa.CursorResult, size: int) -> Iterator[list]:
-    while rows := result.fetchmany(size):
-        yield rows
-
-
-def _rows_to_arrow(rows: list, names: list[str], types: list[pa.DataType | None]) -> pa.Table:
-    columns = list(zip(*rows)) if rows else [() for _ in names]
-    arrays = []
-    for values, arrow_type in zip(columns, types):
-        first = next((v for v in values if v is not None), None)
-        if isinstance(first, (bytes, bytearray, memoryview)):
-            arrow_type = None  # binary content whatever the declared type
-        try:
-            arrays.append(pa.array(values, type=arrow_type, from_pandas=True))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            arrays.append(pa.array([None if v is None else str(v) for v in values]))
-    return pa.Table.from_arrays(arrays, names=names)
-
-
-def _declared_type(sql_type: sa.types.TypeEngine) -> pa.DataType:
-    """The Arrow type of an empty column declared ``sql_type`` (``null`` for
-    types rdl does not map)."""
-    if isinstance(sql_type, (sa.Float, sa.Numeric)):
-        return pa.float64()
-    if isinstance(sql_type, sa.DateTime):
-        return pa.timestamp("us", tz="UTC" if sql_type.timezone else None)
-    return _arrow_type(sql_type) or pa.null()
-
-
-def _arrow_type(sql_type: sa.types.TypeEngine) -> pa.DataType | None:
-    """Arrow type for simple SQL types; ``None`` lets Arrow infer it."""
-    if isinstance(sql_type, sa.Boolean):
-        return pa.bool_()
-    if isinstance(sql_type, sa.Integer):
-        return pa.int64()
-    if isinstance(sql_type, (sa.Float, sa.Numeric)):
-        return None  # Decimal values: inferred, then cast to float64
-    if isinstance(sql_type, sa.DateTime):
-        return None  # may carry a time zone; Arrow keeps it
-    if isinstance(sql_type, sa.Date):
-        return pa.date32()
-    if isinstance(sql_type, sa.String):
-        return pa.string()
-    return None
+def _partitions(rows: Any, size: int) -> Iterator[list]:
+    """Chunks of ``size`` rows of a SQLAlchemy result or a DBAPI cursor."""
+    while chunk := rows.fetchmany(size):
+        yield chunk
