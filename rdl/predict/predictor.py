@@ -150,8 +150,9 @@ class Predictor:
 
     def evaluate(self, split: str = "test",
                  plots: str | Path | None = None) -> dict[str, float]:
-        """The task's metrics on ``split`` of this predictor's database; with
-        ``plots``, also the split's pictures (ROC and precision-recall curves,
+        """The task's metrics on ``split`` of this predictor's database, over
+        the seeds ``rdl test`` scores (the training run's ``max_seeds``
+        subset, when it had one); with ``plots``, also the split's pictures (ROC and precision-recall curves,
         predicted vs true, or hit rate by rank) as PNGs in that folder, named
         ``test_*.png`` whatever the split."""
         parts = self.datamodule
