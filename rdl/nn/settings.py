@@ -121,4 +121,4 @@ def _check_names(given: dict) -> None:
     unknown = sorted(set(given) - set(settings_names()))
     if unknown:
         raise SettingsError(f"unknown model setting(s) {unknown}; valid ones are "
-                         f"{settings_names()}")
+                            f"{settings_names()}")

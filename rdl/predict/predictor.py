@@ -45,8 +45,16 @@ class Predictor:
         self.module = module.eval()
         self.info: TaskInfo = module.info
         self.datamodule = datamodule
-        self.db: Database = datamodule.db
-        self.graph: HeteroData = datamodule.graph
+
+    @property
+    def db(self) -> Database:
+        """The database rows are read from (the data module's)."""
+        return self.datamodule.db
+
+    @property
+    def graph(self) -> HeteroData:
+        """The graph built from :attr:`db` (the data module's)."""
+        return self.datamodule.graph
 
     @property
     def sampling(self) -> SamplingSettings:
@@ -152,9 +160,9 @@ class Predictor:
                  plots: str | Path | None = None) -> dict[str, float]:
         """The task's metrics on ``split`` of this predictor's database, over
         the seeds ``rdl test`` scores (the training run's ``max_seeds``
-        subset, when it had one); with ``plots``, also the split's pictures (ROC and precision-recall curves,
-        predicted vs true, or hit rate by rank) as PNGs in that folder, named
-        ``test_*.png`` whatever the split."""
+        subset, when it had one); with ``plots``, also the split's pictures
+        (ROC and precision-recall curves, predicted vs true, or hit rate by
+        rank) as PNGs in that folder, named ``test_*.png`` whatever the split."""
         parts = self.datamodule
         datamodule = RelationalDataModule.from_parts(
             parts.run, parts.sampling(), self.db, self.graph, classes=self.info.classes,
