@@ -11,6 +11,7 @@ compiled model always sees the same structure.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import torch
@@ -128,6 +129,11 @@ class BatchPacker:
     :class:`PackedBatch`. Use it as the loader's :obj:`transform` so that it runs
     in the loader workers, or call it on each batch.
 
+    Features come from each sampled store's ``tf`` (PyG's loader copies a row
+    per sampled node, repeats included), or, for a packer made by
+    :meth:`gathering_from`, straight from the whole graph's frames, once per
+    distinct row; the loader then runs on :func:`without_features` of the graph.
+
     Args:
         metadata (tuple): ``(node_types, edge_types)`` of the full graph.
         seed_type (str): Node type of the seeds.
@@ -169,6 +175,16 @@ class BatchPacker:
         self.label_type = label_type
         self.layout = MessageLayout(self.node_types, self.edge_types)
         self.incoming = self.layout.incoming
+        self.frames: dict[str, TensorFrame] = {}
+
+    def gathering_from(self, frames: dict[str, TensorFrame]) -> BatchPacker:
+        r"""A copy of this packer that reads each node type's features from
+        :obj:`frames` (the whole graph's ``tf`` per node type, as
+        :func:`without_features` returns them) by distinct row, so that the
+        loader need not copy them first."""
+        packer = copy.copy(self)
+        packer.frames = dict(frames)
+        return packer
 
     def __call__(self, batch: HeteroData) -> PackedBatch:
         L = self.num_layers
@@ -186,7 +202,9 @@ class BatchPacker:
             rows[nt], gather[nt] = _distinct(n_id)
             node_id[nt] = n_id
             seed_index[nt] = _prefix(store, "batch", num)
-            if store is not None and "tf" in store:
+            if nt in self.frames:
+                features[nt] = frame_tensors(self.frames[nt], rows[nt])
+            elif store is not None and "tf" in store:
                 first = torch.empty_like(rows[nt]).scatter_(0, gather[nt], torch.arange(num))
                 features[nt] = frame_tensors(store.tf, first)
             if store is not None and "time" in store:  # 0 without seed times
@@ -293,6 +311,29 @@ def _distinct(n_id: Tensor) -> tuple[Tensor, Tensor]:
         return n_id.new_empty(0), n_id.new_empty(0)
     rows, inverse = torch.unique(n_id, return_inverse=True)
     return rows, inverse
+
+
+def without_features(graph: HeteroData) -> tuple[HeteroData, dict[str, TensorFrame]]:
+    r"""Splits :obj:`graph` into a graph with everything but the node
+    features (sharing its tensors, nothing copied) and the features, node type
+    -> ``tf``. A loader over the first copies no feature rows; a packer from
+    :meth:`BatchPacker.gathering_from` the second reads them."""
+    skeleton = HeteroData()
+    for key, value in graph._global_store.items():
+        setattr(skeleton, key, value)
+    frames = {}
+    for nt in graph.node_types:
+        for key, value in graph[nt].items():
+            if key == "tf":
+                frames[nt] = value
+            else:
+                skeleton[nt][key] = value
+        if "num_nodes" not in skeleton[nt]:
+            skeleton[nt].num_nodes = graph[nt].num_nodes
+    for et in graph.edge_types:
+        for key, value in graph[et].items():
+            skeleton[et][key] = value
+    return skeleton, frames
 
 
 def frame_tensors(tf: TensorFrame, index: Tensor) -> dict[str, Tensor]:

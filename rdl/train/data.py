@@ -17,6 +17,7 @@ from torch_geometric.loader import NodeLoader
 from rdl.db import Database
 from rdl.graph import build_graph, load_graph, safe_name, save_graph
 from rdl.graph.fingerprint import db_feature_columns, schema_mismatch, spec_feature_columns
+from rdl.nn.batch import BatchPacker, without_features
 from rdl.sampling import NUM_WINDOWS, SamplingSettings, TemporalNeighborSampler, TemporalNodeStats
 from rdl.sampling.neighbors import expand_ranges
 from rdl.tasks import SPLITS, Task, parse_timedelta, repeat_rate, task_types as types
@@ -342,8 +343,12 @@ class RelationalDataModule(L.LightningDataModule):
         stats = None
         if getattr(transform, "stats_widths", None):  # the model reads them
             stats = TemporalNodeStats(sampler.index, self.stat_window_seconds())
+        data = graph
+        if pack and isinstance(transform, BatchPacker):  # gather features once, in the packer
+            data, frames = without_features(graph)
+            transform = transform.gathering_from(frames)
         return NodeLoader(
-            graph, node_sampler=sampler, input_nodes=(self.entity_type, seeds.node),
+            data, node_sampler=sampler, input_nodes=(self.entity_type, seeds.node),
             input_time=seeds.time, batch_size=self.batch_size,
             sampler=ShardSampler(len(seeds), rank, world_size, train=train, seed=self.seed,
                                  min_seeds=self.min_steps_per_epoch * self.batch_size),

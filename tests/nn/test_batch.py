@@ -6,6 +6,7 @@ import torch
 from torch_frame import stype
 
 from rdl.nn import BatchPacker
+from rdl.nn.batch import without_features
 from rdl.nn.keys import edge_key
 from rdl.testing.graphs import sample_batches, synthetic_graph
 
@@ -42,6 +43,32 @@ def test_features_are_gathered_from_distinct_rows(graph, raw):
     assert packed.features["items"]["multicategorical_bag"].numel() == \
         packed.features["items"]["multicategorical"].numel()
     assert packed.features["customers"]["embedding"].shape == (packed.rows["customers"].numel(), 4)
+
+
+@pytest.mark.parametrize("trim", [True, False])
+def test_gathering_from_the_graph_packs_what_the_loader_copy_packs(graph, trim):
+    # The same seeds sampled from the whole graph (PyG copies every sampled
+    # row) and from its featureless skeleton (the packer reads distinct rows).
+    skeleton, frames = without_features(graph)
+    assert all("tf" not in skeleton[nt] for nt in skeleton.node_types)
+    assert set(frames) == {nt for nt in graph.node_types if "tf" in graph[nt]}
+    assert skeleton["transactions"].time is graph["transactions"].time  # shared, not copied
+    base = packer(graph, trim=trim, dynamic=False)
+    copied = sample_batches(graph, "transactions", [16, 40], [3, 3], transform=base)
+    gathered = sample_batches(skeleton, "transactions", [16, 40], [3, 3],
+                              transform=base.gathering_from(frames))
+    assert base.frames == {}  # the original packer is unchanged
+    for a, b in zip(copied, gathered):
+        assert a.features.keys() == b.features.keys()
+        for nt in a.features:
+            assert a.features[nt].keys() == b.features[nt].keys()
+            for name, tensor in a.features[nt].items():
+                torch.testing.assert_close(b.features[nt][name], tensor, equal_nan=True)
+        for name in ("rows", "gather", "rel_time", "node_id", "seed_index"):
+            for nt, tensor in getattr(a, name).items():
+                assert torch.equal(getattr(b, name)[nt], tensor), (name, nt)
+        for la, lb in zip(a.edge_index, b.edge_index):
+            assert all(torch.equal(la[k], lb[k]) for k in la)
 
 
 def test_relative_times_are_days_before_the_seed(graph, raw):
