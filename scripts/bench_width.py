@@ -1,6 +1,8 @@
 """Seeds per second by schema width: the synthetic retail database as it is
 (customers with 2 event tables) and with ``wide=true`` (10 more event tables
-around the customer, some two hops away), the retail_churn task on both.
+around the customer, some two hops away), the retail_churn task on both; the
+wide one also with ``shared_fanout`` (each hop's fan-out a budget per node
+shared by its edge types).
 
 For each, times rdl's data module loader (temporal sampling, the temporal
 neighbour statistics and the model's packing) over training batches, and one
@@ -13,6 +15,7 @@ timings are meaningless while other jobs share the cores.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -25,13 +28,15 @@ from rdl.train import RelationalDataModule
 TASK = dict(query="PREDICT COUNT(transactions.*, 0, 30, days) = 0 FOR EACH customers.customer_id "
                   "WHERE COUNT(transactions.*, -30, 0, days) > 0",
             val_timestamp="2024-11-01", test_timestamp="2024-12-01")
-SOURCES = {"narrow": "synthetic_retail", "wide": "synthetic_retail?wide=true"}
+CASES = {"narrow": ("synthetic_retail", False), "wide": ("synthetic_retail?wide=true", False),
+         "wide shared": ("synthetic_retail?wide=true", True)}
 
 
-def measure(source: str, num_neighbors: list[int], batch_size: int, batches: int) -> dict:
+def measure(source: str, shared_fanout: bool, num_neighbors: list[int], batch_size: int,
+            batches: int) -> dict:
     datamodule = RelationalDataModule(source, Task(**TASK), num_neighbors=num_neighbors,
-                                      batch_size=batch_size, min_steps_per_epoch=0,
-                                      leakage_guard="off")
+                                      shared_fanout=shared_fanout, batch_size=batch_size,
+                                      min_steps_per_epoch=0, leakage_guard="off")
     graph = datamodule.prepare_graph()
     torch.manual_seed(0)
     model = RelationalModel(GraphSpec.from_data(graph), seed_type="customers",
@@ -69,15 +74,17 @@ def main() -> None:
     parser.add_argument("--num-neighbors", type=int, nargs="+", default=[16, 8])
     args = parser.parse_args()
     torch.set_num_threads(1)
-    rows = {name: measure(source, args.num_neighbors, args.batch_size, args.batches)
-            for name, source in SOURCES.items()}
-    keys = list(rows["narrow"])
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.2f}")
+    rows = {name: measure(source, shared, args.num_neighbors, args.batch_size, args.batches)
+            for name, (source, shared) in CASES.items()}
     print(f"retail_churn, fan-out {args.num_neighbors}, {args.batch_size} seeds a batch, "
           f"median of {args.batches} batches, 1 thread")
-    print(f"{'':<18}" + "".join(f"{name:>12}" for name in rows) + f"{'wide/narrow':>13}")
-    for key in keys:
-        narrow, wide = rows["narrow"][key], rows["wide"][key]
-        print(f"{key:<18}{narrow:>12.4g}{wide:>12.4g}{wide / narrow:>13.2f}")
+    ratios = [f"{name}/narrow" for name in rows if name != "narrow"]
+    print(f"{'':<18}" + "".join(f"{name:>13}" for name in [*rows, *ratios]))
+    for key in rows["narrow"]:
+        values = [rows[name][key] for name in rows]
+        print(f"{key:<18}" + "".join(f"{v:>13.4g}" for v in values)
+              + "".join(f"{v / values[0]:>13.2f}" for v in values[1:]))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Validation of per-hop fan-outs (``num_neighbors``)."""
+"""Per-hop fan-outs (``num_neighbors``): validation, and budgets shared
+across edge types."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -55,6 +56,38 @@ def resolve_fanouts(
             f"({sorted(num_hops)}); give every edge type the same number of hops"
         )
     return fanouts
+
+
+def share_fanouts(
+    fanouts: dict[EdgeType, list[int]],
+    many: set[EdgeType],
+) -> dict[EdgeType, list[int]]:
+    r"""Makes each hop's fan-out a budget per node rather than per edge type.
+
+    For every destination node type and hop, the fan-out is split evenly
+    (rounded down, at least one each) among the edge types of :obj:`many`
+    (those that can bring a node many neighbours) that sample into that type
+    in that hop. An entity with ten event tables then gets about as many
+    neighbours as one with a single table, instead of ten times as many. Edge
+    types outside :obj:`many` (one parent at most), fan-outs of ``0`` and ``-1``
+    (all neighbours) are kept.
+
+    Args:
+        fanouts (dict): Fan-outs per edge type and hop, as from
+            :func:`resolve_fanouts`.
+        many (set): The edge types whose neighbours share the budget.
+    """
+    out = {et: list(hops) for et, hops in fanouts.items()}
+    num_hops = len(next(iter(fanouts.values()), []))
+    for hop in range(num_hops):
+        sharing: dict[str, list[EdgeType]] = {}
+        for et, hops in fanouts.items():
+            if et in many and hops[hop] > 0:
+                sharing.setdefault(et[2], []).append(et)
+        for edge_types in sharing.values():
+            for et in edge_types:
+                out[et][hop] = max(1, fanouts[et][hop] // len(edge_types))
+    return out
 
 
 def _check_hops(hops: Sequence[int], edge_type: EdgeType | None) -> list[int]:

@@ -17,11 +17,14 @@ class SamplingSettings:
         strategy (str): ``"uniform"`` or ``"last"``.
         stat_windows (list[int], optional): The windows of
             :class:`~rdl.sampling.TemporalNodeStats`, in seconds.
+        shared_fanout (bool): Each hop's fan-out is a budget per node shared
+            by its edge types (see :class:`~rdl.sampling.TemporalNeighborSampler`).
     """
 
     num_neighbors: tuple[int, ...] = (16, 16)
     strategy: str = "last"
     stat_windows: tuple[int, ...] | None = None
+    shared_fanout: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "num_neighbors", tuple(self.num_neighbors))
@@ -32,14 +35,19 @@ class SamplingSettings:
         resolve_fanouts(list(self.num_neighbors), [])  # checks every fan-out
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy={self.strategy!r} is not one of {list(STRATEGIES)}")
+        if not isinstance(self.shared_fanout, bool):
+            raise TypeError(f"shared_fanout must be true or false (got {self.shared_fanout!r})")
 
     def to_plain(self) -> dict:
         return {"num_neighbors": list(self.num_neighbors), "strategy": self.strategy,
-                "stat_windows": None if self.stat_windows is None else list(self.stat_windows)}
+                "stat_windows": None if self.stat_windows is None else list(self.stat_windows),
+                "shared_fanout": self.shared_fanout}
 
     @classmethod
     def from_plain(cls, plain: dict, num_layers: int) -> SamplingSettings:
         """Reads :meth:`to_plain`'s keys; checkpoints written before rdl stored
-        the fan-out get ``16`` per layer and ``"last"``, what rdl used then."""
+        the fan-out get ``16`` per layer and ``"last"``, what rdl used then
+        (and a fan-out per edge type)."""
         return cls(plain.get("num_neighbors") or [16] * max(num_layers, 1),
-                   plain.get("strategy", "last"), plain.get("stat_windows"))
+                   plain.get("strategy", "last"), plain.get("stat_windows"),
+                   plain.get("shared_fanout", False))

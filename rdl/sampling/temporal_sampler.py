@@ -19,8 +19,9 @@ from torch_geometric.sampler import (
 from torch_geometric.sampler.neighbor_sampler import edge_sample, node_sample
 from torch_geometric.typing import NodeType
 
+from rdl.sampling.csc import ParentIndex
 from rdl.sampling.expansion import expand
-from rdl.sampling.fanout import FanoutSpec, resolve_fanouts
+from rdl.sampling.fanout import FanoutSpec, resolve_fanouts, share_fanouts
 from rdl.sampling.graph_index import GraphIndex
 from rdl.sampling.relabel import NodeScratch, SampledNodes
 from rdl.sampling.validation import check_seeds
@@ -63,6 +64,11 @@ class TemporalNeighborSampler(BaseSampler):
         strategy (str, optional): :obj:`"uniform"` samples without replacement
             among the allowed neighbours; :obj:`"last"` takes the most recent ones.
             (default: :obj:`"uniform"`)
+        shared_fanout (bool, optional): Make each hop's fan-out a budget per
+            node, split evenly among the edge types that bring it many
+            neighbours (see :func:`~rdl.sampling.fanout.share_fanouts`),
+            instead of a count per edge type: a wide schema then costs about
+            what a narrow one does. (default: :obj:`False`)
         seed (int, optional): Seed of the sampler's random number generator. In
             loader worker processes it is combined with the worker's seed, which
             the DataLoader draws from torch's global generator. :obj:`None` uses
@@ -76,6 +82,7 @@ class TemporalNeighborSampler(BaseSampler):
         *,
         time_attr: str = "time",
         strategy: Literal["uniform", "last"] = "uniform",
+        shared_fanout: bool = False,
         seed: int | None = None,
     ):
         if not isinstance(data, HeteroData):
@@ -87,6 +94,10 @@ class TemporalNeighborSampler(BaseSampler):
             raise ValueError(f"strategy must be one of {STRATEGIES} (got {strategy!r})")
         self.index = GraphIndex.from_data(data, time_attr)
         self.fanouts = resolve_fanouts(num_neighbors, self.index.edge_types)
+        if shared_fanout:
+            many = {et for et, adjacency in self.index.adjacency.items()
+                    if not isinstance(adjacency, ParentIndex)}
+            self.fanouts = share_fanouts(self.fanouts, many)
         self.num_hops = len(next(iter(self.fanouts.values()), []))
         self.time_attr = time_attr
         self.strategy = strategy

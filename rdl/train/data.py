@@ -47,6 +47,10 @@ class RelationalDataModule(L.LightningDataModule):
         num_neighbors (list[int]): Fan-out per hop. (default: ``[16, 16]``)
         strategy (str): ``"uniform"`` or ``"last"`` neighbour sampling.
             (default: ``"last"``)
+        shared_fanout (bool): Each hop's fan-out is a budget per node, split
+            evenly among the edge types that bring it many neighbours, instead
+            of a count per edge type: for schemas where an entity has many
+            event tables. (default: :obj:`False`)
         batch_size (int): Seeds per mini-batch and process.
             (default: :obj:`256`)
         min_steps_per_epoch (int): Optimizer steps per training epoch at
@@ -95,6 +99,7 @@ class RelationalDataModule(L.LightningDataModule):
         sql_schema: str | None = None,
         num_neighbors: list[int] | None = None,
         strategy: str = "last",
+        shared_fanout: bool = False,
         batch_size: int = 256,
         min_steps_per_epoch: int = 20,
         num_workers: int = 0,
@@ -112,7 +117,9 @@ class RelationalDataModule(L.LightningDataModule):
         self.run = RunData(source, task, schema, sql_schema, exclude_columns, max_seeds, seed)
         self.num_neighbors = num_neighbors or [16, 16]
         self.strategy = strategy
-        SamplingSettings(self.num_neighbors, strategy)  # checks both now, not at the first batch
+        self.shared_fanout = shared_fanout
+        # Checked now, not at the first batch.
+        SamplingSettings(self.num_neighbors, strategy, shared_fanout=shared_fanout)
         self.batch_size = batch_size
         self.min_steps_per_epoch = min_steps_per_epoch
         self.num_workers = num_workers
@@ -149,6 +156,7 @@ class RelationalDataModule(L.LightningDataModule):
         scale and count windows instead of ones measured on ``db``."""
         datamodule = cls(run.source, run.task, run.schema, run.sql_schema,
                          num_neighbors=list(sampling.num_neighbors), strategy=sampling.strategy,
+                         shared_fanout=sampling.shared_fanout,
                          batch_size=batch_size, exclude_columns=run.exclude_columns,
                          leakage_guard="off", max_seeds=run.max_seeds, seed=run.seed,
                          test_split=test_split, min_steps_per_epoch=0)
@@ -173,7 +181,8 @@ class RelationalDataModule(L.LightningDataModule):
 
     def sampling(self) -> SamplingSettings:
         """How this module samples subgraphs (what a checkpoint stores)."""
-        return SamplingSettings(self.num_neighbors, self.strategy, self.stat_window_seconds())
+        return SamplingSettings(self.num_neighbors, self.strategy, self.stat_window_seconds(),
+                                self.shared_fanout)
 
     # -- building ------------------------------------------------------------
     def prepare_graph(self) -> HeteroData:
@@ -336,7 +345,7 @@ class RelationalDataModule(L.LightningDataModule):
         rank, world_size = self._process()
         transform = self.model_transform()
         sampler = TemporalNeighborSampler(graph, self.num_neighbors, strategy=self.strategy,
-                                          seed=self.seed)
+                                          shared_fanout=self.shared_fanout, seed=self.seed)
         if getattr(transform, "label_type", None) and "past_label" not in graph[self.entity_type]:
             attach_past_labels(graph, self.db, self.task, self.entity_type,
                                *self.label_scale())

