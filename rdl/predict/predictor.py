@@ -18,7 +18,7 @@ from rdl.tasks import task_types as types
 from rdl.tasks.run_data import RunData
 from rdl.train.blend import BLEND_KEY, BaselineBlend
 from rdl.train.callbacks import prediction_frame
-from rdl.train.checkpoint import CheckpointError, verify_checksum
+from rdl.train.checkpoint import CheckpointError, checked_weights
 from rdl.train.data import RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo
 from rdl.train.module import RelationalTask, module_arguments
@@ -91,12 +91,11 @@ class Predictor:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
         if CHECKPOINT_KEY not in checkpoint:
             raise CheckpointError(f"{path} was not written by rdl fit (no task description in it)")
-        verify_checksum(checkpoint, path)
         info = TaskInfo.from_plain(checkpoint[CHECKPOINT_KEY])
         module = RelationalTask(**{**module_arguments(checkpoint["hyper_parameters"]),
                                    "compile": False})
         module.build(info)
-        module.load_state_dict(checkpoint["state_dict"])
+        module.load_state_dict(checked_weights(checkpoint, path))
         if BLEND_KEY in checkpoint:
             module.blend = BaselineBlend.from_plain(checkpoint[BLEND_KEY])
         run = RunData.from_plain(info.data, info.make_task())

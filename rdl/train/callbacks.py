@@ -18,7 +18,7 @@ from lightning.pytorch.utilities.warnings import PossibleUserWarning
 from torch.utils.data import DataLoader, Sampler
 
 from rdl.tasks import task_types as types
-from rdl.train.checkpoint import verify_checksum
+from rdl.train.checkpoint import checked_weights
 from rdl.train.distributed import gather_on_rank_zero
 
 
@@ -123,8 +123,7 @@ class TaskCheckpoint(ModelCheckpoint):
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if self.best_model_path:  # empty when no validation ran
             checkpoint = trainer.strategy.load_checkpoint(self.best_model_path)
-            verify_checksum(checkpoint, self.best_model_path)
-            pl_module.load_state_dict(checkpoint["state_dict"])
+            pl_module.load_state_dict(checked_weights(checkpoint, self.best_model_path))
 
 
 class TaskEarlyStopping(EarlyStopping):

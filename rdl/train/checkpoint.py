@@ -37,6 +37,15 @@ def verify_checksum(checkpoint: dict[str, Any], path: str | Path | None = None) 
                               "checksum written with them; use another checkpoint or retrain")
 
 
+def checked_weights(checkpoint: dict[str, Any], path: str | Path | None = None) -> dict:
+    """``checkpoint``'s weights after :func:`verify_checksum`, without the
+    second copy that rdl stored under ``run_model.`` before 2026-12 (the
+    model registered twice; the compiled one under other names)."""
+    verify_checksum(checkpoint, path)
+    return {key: value for key, value in checkpoint["state_dict"].items()
+            if not key.startswith("run_model.")}
+
+
 class AtomicCheckpointIO(TorchCheckpointIO):
     """Lightning's checkpoint writer, writing local files as rdl's caches are
     written (:func:`~rdl.graph.cache_file.save_atomically`): a temporary file

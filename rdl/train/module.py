@@ -22,7 +22,8 @@ from rdl.nn.settings import settings_names
 from rdl.tasks import task_types as types
 from rdl.tasks.history import describe_exclude_seen, resolve_exclude_seen
 from rdl.train.blend import BLEND_KEY, BaselineBlend, blend_refusal, fit_blend
-from rdl.train.checkpoint import CheckpointError, add_checksum, verify_checksum
+from rdl.train.checkpoint import CheckpointError, add_checksum, checked_weights
+from rdl.train.compile_choice import CompileSetting, check_compile_setting, choose_compile
 from rdl.train.data import LabeledBatch, RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo, task_arguments
 from rdl.train.recommend import ExcludedPositives, loss_and_topk
@@ -80,8 +81,13 @@ class RelationalTask(L.LightningModule):
             (default: :obj:`0.05`)
         lr_floor (float): Learning rate at the end of the cosine, as a
             fraction of ``lr``. (default: :obj:`0.1`)
-        compile (bool): Run the model under ``torch.compile(dynamic=True)``.
-            (default: :obj:`False`)
+        compile (bool or str): Run the model under
+            ``torch.compile(dynamic=True)``. ``"auto"`` decides when fit
+            starts and says why: always on a GPU; on the CPU only for fits of
+            at least 2,000 optimizer steps, since a cold compile (about a
+            minute) repays itself only after about 1,800 (see
+            :mod:`rdl.train.compile_choice`). ``rdl test``/``predict`` run
+            eager under ``"auto"``. (default: ``"auto"``)
         blend_baseline (bool): Binary and regression tasks: when fit ends,
             train LightGBM on the baseline's aggregate features and blend it
             with the GNN, by a weight chosen on the validation split (see
@@ -102,10 +108,11 @@ class RelationalTask(L.LightningModule):
         lr_schedule: Literal["cosine", "constant"] = "constant",
         warmup: float = 0.05,
         lr_floor: float = 0.1,
-        compile: bool = False,
+        compile: CompileSetting = "auto",
         blend_baseline: bool = True,
     ) -> None:
         super().__init__()
+        check_compile_setting(compile)
         if lr_schedule not in ("cosine", "constant"):
             raise ValueError(f"lr_schedule={lr_schedule!r} is not 'cosine' or 'constant'")
         if not (0.0 <= warmup < 1.0 and 0.0 <= lr_floor <= 1.0):
@@ -158,7 +165,7 @@ class RelationalTask(L.LightningModule):
             rank_zero_info(describe_exclude_seen(hp.exclude_seen, info.repeat_rate,
                                                  self.exclude_seen))
             self.excluded = ExcludedPositives()
-        self.run_model = compile_model(self.model) if hp.compile else self.model
+        self._use_compiled(hp.compile is True)
         from rdl.tasks.metrics import get_metrics
 
         task = info.make_task()
@@ -184,7 +191,7 @@ class RelationalTask(L.LightningModule):
         if CHECKPOINT_KEY not in checkpoint:
             raise CheckpointError(f"{path or 'The checkpoint'} was not written by rdl (it has "
                                   "no task description)")
-        verify_checksum(checkpoint, path)
+        checkpoint["state_dict"] = checked_weights(checkpoint, path)
         info = TaskInfo.from_plain(checkpoint[CHECKPOINT_KEY])
         blend = checkpoint.get(BLEND_KEY)
         self.blend = BaselineBlend.from_plain(blend) if blend is not None else None
@@ -218,6 +225,16 @@ class RelationalTask(L.LightningModule):
     # -- blending with LightGBM ----------------------------------------------
     def on_fit_start(self) -> None:
         self.blend = None  # a resumed run's blend belongs to other weights
+        if self.hparams.compile == "auto":
+            on, why = choose_compile("auto", self.device.type,
+                                     self.trainer.estimated_stepping_batches)
+            rank_zero_info(why)
+            self._use_compiled(on)
+
+    def _use_compiled(self, on: bool) -> None:
+        # Not a registered submodule: the weights are saved once, under `model.`,
+        # whichever way the model runs.
+        object.__setattr__(self, "run_model", compile_model(self.model) if on else self.model)
 
     def on_fit_end(self) -> None:
         """Blends the best weights (which :class:`TaskCheckpoint` put back)

@@ -17,7 +17,8 @@ from rdl.tasks import Task
 from rdl.testing.views import make_views
 from rdl.train import RelationalDataModule, RelationalTask
 from rdl.train.callbacks import TaskCheckpoint
-from rdl.train.checkpoint import CHECKSUM_KEY, AtomicCheckpointIO, CheckpointError
+from rdl.train.checkpoint import (CHECKSUM_KEY, AtomicCheckpointIO, CheckpointError,
+                                  add_checksum)
 
 QUERY = "PREDICT EXISTS(views.*, 0, 10, days) FOR EACH users.user_id"
 
@@ -93,6 +94,26 @@ def test_checkpoints_without_a_checksum_load_quietly(trained, tmp_path):
         trainer().validate(RelationalTask(net={"channels": 8}), datamodule(trained.parent),
                            ckpt_path=str(old))
     assert not [w for w in caught if "checksum" in str(w.message).lower()]
+
+
+def test_weights_are_stored_once_and_older_duplicated_ones_still_load(trained, tmp_path):
+    # Before 2026-12 the module registered its model twice, so checkpoints held
+    # every weight also under `run_model.`; they must load as they did.
+    checkpoint = torch.load(trained, weights_only=True)
+    assert checkpoint["state_dict"] and not [k for k in checkpoint["state_dict"]
+                                             if not k.startswith("model.")]
+    state = checkpoint["state_dict"]
+    checkpoint["state_dict"] = state | {"run_model." + k[len("model."):]: v.clone()
+                                        for k, v in state.items()}
+    add_checksum(checkpoint)
+    old = tmp_path / "duplicated.ckpt"
+    torch.save(checkpoint, old)
+    at = "2022-03-22"
+    expected = rdl.Predictor.from_checkpoint(trained).predict(["u1", "u2"], at=at)
+    assert expected.equals(rdl.Predictor.from_checkpoint(old).predict(["u1", "u2"], at=at))
+    metrics = [trainer().validate(RelationalTask(net={"channels": 8}), datamodule(trained.parent),
+                                  ckpt_path=str(path)) for path in (trained, old)]
+    assert metrics[0] == metrics[1]
 
 
 def test_a_full_disk_keeps_the_checkpoint_there_was(trained, tmp_path, monkeypatch):

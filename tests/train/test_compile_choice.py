@@ -1,0 +1,51 @@
+"""``model.compile: auto``: on a GPU always, on the CPU only for long fits, said in one line."""
+from __future__ import annotations
+
+import logging
+import math
+
+import lightning as L
+import pytest
+
+from rdl.tasks import Task
+from rdl.testing.views import make_views
+from rdl.train import RelationalDataModule, RelationalTask
+from rdl.train.compile_choice import CPU_PAYBACK_STEPS, choose_compile
+
+
+@pytest.mark.parametrize("setting,device,steps,on", [
+    (True, "cpu", 10, True), (False, "cuda", 10**6, False),  # explicit settings win
+    ("auto", "cuda", 10, True), ("auto", "cpu", CPU_PAYBACK_STEPS - 1, False),
+    ("auto", "cpu", CPU_PAYBACK_STEPS, True), ("auto", "cpu", math.inf, False),
+])
+def test_auto_compiles_on_a_gpu_and_for_long_cpu_fits(setting, device, steps, on):
+    chosen, why = choose_compile(setting, device, steps)
+    assert chosen is on
+    if setting == "auto":
+        assert why.startswith(f"model.compile auto: {'on' if on else 'off'} (")
+    else:
+        assert why is None
+
+
+def test_other_settings_are_one_line_errors():
+    with pytest.raises(ValueError, match=r"^compile='yes' is not true, false or 'auto'$"):
+        RelationalTask(compile="yes")
+
+
+def test_a_short_cpu_fit_runs_eager_and_says_why(tmp_path, caplog):
+    make_views().save(tmp_path / "views")
+    task = Task(query="PREDICT EXISTS(views.*, 0, 10, days) FOR EACH users.user_id",
+                val_timestamp="2022-03-22", test_timestamp="2022-04-01")
+    data = RelationalDataModule(str(tmp_path / "views"), task, num_neighbors=[4, 2],
+                                batch_size=16, min_steps_per_epoch=0,
+                                cache_dir=str(tmp_path / "cache"))
+    module = RelationalTask(net={"channels": 8}, blend_baseline=False)
+    trainer = L.Trainer(max_epochs=1, logger=False, enable_progress_bar=False,
+                        enable_model_summary=False, enable_checkpointing=False)
+    with caplog.at_level(logging.INFO):
+        trainer.fit(module, data)
+    steps = trainer.global_step
+    assert 0 < steps < CPU_PAYBACK_STEPS
+    assert f"model.compile auto: off ({steps:,} training steps on the CPU" in caplog.text
+    assert module.run_model is module.model
+    assert not [k for k in module.state_dict() if k.startswith("run_model.")]
