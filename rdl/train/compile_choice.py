@@ -5,7 +5,8 @@ On this project's 2-core CPU machine (benchmarks/REPORT.md, "Speed goals"),
 the first compiled step of the default model takes about 64 s with a cold
 Inductor cache and a compiled step then saves about 35 ms per 512 seeds: it
 pays off after about 1,800 steps, longer than any bundled task's fit. On a
-GPU compiling is what the fused kernels are for, so it is always on there.
+CUDA GPU compiling is what the fused kernels are for, so it is always on
+there; other devices run eager unless told otherwise.
 """
 from __future__ import annotations
 
@@ -31,8 +32,11 @@ def choose_compile(setting: CompileSetting, device_type: str,
     check_compile_setting(setting)
     if setting != "auto":
         return bool(setting), None
+    if device_type == "cuda":
+        return True, "model.compile auto: on (cuda)"
     if device_type != "cpu":
-        return True, f"model.compile auto: on ({device_type})"
+        return False, (f"model.compile auto: off (rdl has not measured torch.compile on "
+                       f"{device_type}; model.compile: true forces it)")
     if math.isfinite(steps) and steps >= CPU_PAYBACK_STEPS:
         return True, (f"model.compile auto: on ({int(steps):,} training steps on the CPU; "
                       f"compiling repays its start-up after about {CPU_PAYBACK_STEPS:,})")

@@ -83,7 +83,7 @@ class RelationalTask(L.LightningModule):
             fraction of ``lr``. (default: :obj:`0.1`)
         compile (bool or str): Run the model under
             ``torch.compile(dynamic=True)``. ``"auto"`` decides when fit
-            starts and says why: always on a GPU; on the CPU only for fits of
+            starts and says why: always on a CUDA GPU; on the CPU only for fits of
             at least 2,000 optimizer steps, since a cold compile (about a
             minute) repays itself only after about 1,800 (see
             :mod:`rdl.train.compile_choice`). ``rdl test``/``predict`` run

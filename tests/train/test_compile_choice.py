@@ -15,7 +15,8 @@ from rdl.train.compile_choice import CPU_PAYBACK_STEPS, choose_compile
 
 @pytest.mark.parametrize("setting,device,steps,on", [
     (True, "cpu", 10, True), (False, "cuda", 10**6, False),  # explicit settings win
-    ("auto", "cuda", 10, True), ("auto", "cpu", CPU_PAYBACK_STEPS - 1, False),
+    ("auto", "cuda", 10, True), ("auto", "mps", 10**6, False),
+    ("auto", "cpu", CPU_PAYBACK_STEPS - 1, False),
     ("auto", "cpu", CPU_PAYBACK_STEPS, True), ("auto", "cpu", math.inf, False),
 ])
 def test_auto_compiles_on_a_gpu_and_for_long_cpu_fits(setting, device, steps, on):
