@@ -80,11 +80,12 @@ def main() -> None:
     print(f"retail_churn, fan-out {args.num_neighbors}, {args.batch_size} seeds a batch, "
           f"median of {args.batches} batches, 1 thread")
     ratios = [f"{name}/narrow" for name in rows if name != "narrow"]
-    print(f"{'':<18}" + "".join(f"{name:>13}" for name in [*rows, *ratios]))
+    print(f"{'':<18}" + "".join(f"{name:>13}" for name in rows)
+          + "".join(f"{name:>20}" for name in ratios))
     for key in rows["narrow"]:
         values = [rows[name][key] for name in rows]
         print(f"{key:<18}" + "".join(f"{v:>13.4g}" for v in values)
-              + "".join(f"{v / values[0]:>13.2f}" for v in values[1:]))
+              + "".join(f"{v / values[0]:>20.2f}" for v in values[1:]))
 
 
 if __name__ == "__main__":
