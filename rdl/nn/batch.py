@@ -315,24 +315,15 @@ def _distinct(n_id: Tensor) -> tuple[Tensor, Tensor]:
 
 def without_features(graph: HeteroData) -> tuple[HeteroData, dict[str, TensorFrame]]:
     r"""Splits :obj:`graph` into a graph with everything but the node
-    features (sharing its tensors, nothing copied) and the features, node type
-    -> ``tf``. A loader over the first copies no feature rows; a packer from
-    :meth:`BatchPacker.gathering_from` the second reads them."""
-    skeleton = HeteroData()
-    for key, value in graph._global_store.items():
-        setattr(skeleton, key, value)
+    features (new stores over the same tensors, nothing copied) and the
+    features, node type -> ``tf``. A loader over the first copies no feature
+    rows; a packer from :meth:`BatchPacker.gathering_from` the second reads them."""
+    skeleton = copy.copy(graph)
     frames = {}
-    for nt in graph.node_types:
-        for key, value in graph[nt].items():
-            if key == "tf":
-                frames[nt] = value
-            else:
-                skeleton[nt][key] = value
-        if "num_nodes" not in skeleton[nt]:
-            skeleton[nt].num_nodes = graph[nt].num_nodes
-    for et in graph.edge_types:
-        for key, value in graph[et].items():
-            skeleton[et][key] = value
+    for nt in skeleton.node_types:
+        if "tf" in skeleton[nt]:
+            frames[nt] = skeleton[nt].tf
+            del skeleton[nt].tf
     return skeleton, frames
 
 
