@@ -222,10 +222,9 @@ class RelationalTask(L.LightningModule):
         return {"optimizer": optimizer,
                 "lr_scheduler": {"scheduler": LambdaLR(optimizer, schedule), "interval": "step"}}
 
-    # -- blending with LightGBM ----------------------------------------------
     def on_fit_start(self) -> None:
         self.blend = None  # a resumed run's blend belongs to other weights
-        if self.hparams.compile == "auto":
+        if self.hparams.compile == "auto":  # now the number of steps is known
             on, why = choose_compile("auto", self.device.type,
                                      self.trainer.estimated_stepping_batches)
             rank_zero_info(why)
@@ -236,6 +235,7 @@ class RelationalTask(L.LightningModule):
         # whichever way the model runs.
         object.__setattr__(self, "run_model", compile_model(self.model) if on else self.model)
 
+    # -- blending with LightGBM ----------------------------------------------
     def on_fit_end(self) -> None:
         """Blends the best weights (which :class:`TaskCheckpoint` put back)
         with LightGBM, and stores the blend in ``best.ckpt``."""
