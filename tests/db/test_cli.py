@@ -82,3 +82,23 @@ def test_labels_read_the_database_schema_the_config_names(postgres_db, tmp_path)
     assert main(["labels", "--config", str(config), "--split", "val", "--output", str(out)]) == 0
     labels = pd.read_parquet(out).set_index("id")["label"]
     assert labels.to_dict() == {1: 1, 2: 0}  # the visit of 01-20 is in (01-15, 01-25]
+
+
+def test_inspect_suggests_a_shared_fanout_for_a_table_many_tables_point_to():
+    from rdl.db import Database, Table
+    from rdl.db.schema_report import WIDE_LINKS, format_report, sampling_hints
+    from rdl.testing.shops import make_shop
+
+    shop = make_shop()  # customers: orders, addresses and two referral keys point to it
+    assert sampling_hints(shop) == [] and "hints:" not in format_report(shop)
+    assert sum(parent == "customers" for t in shop for parent in t.foreign_keys.values()) \
+        == WIDE_LINKS - 1
+    tickets = pd.DataFrame({"ticket_id": [1, 2], "customer_id": ["c1", "c1"],
+                            "opened": pd.to_datetime(["2024-01-02", "2024-01-05"])})
+    wide = Database({**{t.name: t for t in shop},
+                     "tickets": Table("tickets", tickets, "ticket_id",
+                                      {"customer_id": "customers"}, "opened", {})})
+    (hint,) = sampling_hints(wide)
+    assert hint.startswith(f"customers: {WIDE_LINKS} foreign keys point to it")
+    assert "data.shared_fanout: true" in hint
+    assert format_report(wide).endswith(f"hints:\n  - {hint}")
