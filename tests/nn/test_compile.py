@@ -12,6 +12,7 @@ import torch
 
 from rdl.graph import build_graph
 from rdl.nn import CompileStats, RelationalModel, compile_model
+from rdl.nn.batch import without_features
 from rdl.sampling import TemporalNodeStats
 from rdl.sampling.graph_index import GraphIndex
 from rdl.testing.graphs import sample_batches, synthetic_graph
@@ -116,3 +117,21 @@ def check_option(shop, config, backend):
     batches = sample_batches(shop, "transactions", [16, 1, 40, 3, 2], [3, 3],
                              transform=transform)
     run(model, batches, regression_loss, backend=backend)
+
+
+def test_features_gathered_from_the_graph_trace_like_copied_ones(shop):
+    # rdl's loader samples the featureless graph and the packer gathers the
+    # rows; a PyG loader over the whole graph hands it copied rows. Batches of
+    # both, interleaved, must share one graph without breaks or recompiles.
+    torch.manual_seed(0)
+    model = RelationalModel(shop, seed_type="transactions", task_type="regression", channels=8,
+                            temporal_stats=False)
+    skeleton, frames = without_features(shop)
+    gathering = model.packer.gathering_from(frames)
+    sizes = [16, 1, 40, 3, 2, 7]
+    copied = sample_batches(shop, "transactions", sizes, [3, 3], transform=model.packer)
+    gathered = sample_batches(skeleton, "transactions", sizes, [3, 3], transform=gathering,
+                              seed=1)
+    run(model, [b for pair in zip(gathered, copied) for b in pair], regression_loss,
+        backend="eager")
+
