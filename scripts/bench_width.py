@@ -1,8 +1,10 @@
 """Seeds per second by schema width: the synthetic retail database as it is
 (customers with 2 event tables) and with ``wide=true`` (10 more event tables
 around the customer, some two hops away), the retail_churn task on both; the
-wide one also with ``shared_fanout`` (each hop's fan-out a budget per node
-shared by its edge types).
+wide one with a fan-out per edge type (``shared_fanout=False``) and with
+the default ``shared_fanout="auto"`` (each hop's fan-out a budget per node
+shared by its edge types where five or more bring it many neighbours, as the
+customers' event tables do here).
 
 For each, times rdl's data module loader (temporal sampling, the temporal
 neighbour statistics and the model's packing) over training batches, and one
@@ -29,10 +31,10 @@ TASK = dict(query="PREDICT COUNT(transactions.*, 0, 30, days) = 0 FOR EACH custo
                   "WHERE COUNT(transactions.*, -30, 0, days) > 0",
             val_timestamp="2024-11-01", test_timestamp="2024-12-01")
 CASES = {"narrow": ("synthetic_retail", False), "wide": ("synthetic_retail?wide=true", False),
-         "wide shared": ("synthetic_retail?wide=true", True)}
+         "wide shared": ("synthetic_retail?wide=true", "auto")}
 
 
-def measure(source: str, shared_fanout: bool, num_neighbors: list[int], batch_size: int,
+def measure(source: str, shared_fanout: bool | str, num_neighbors: list[int], batch_size: int,
             batches: int) -> dict:
     datamodule = RelationalDataModule(source, Task(**TASK), num_neighbors=num_neighbors,
                                       shared_fanout=shared_fanout, batch_size=batch_size,

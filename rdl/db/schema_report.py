@@ -5,7 +5,8 @@ from pathlib import Path
 
 from rdl.db.database import Database
 
-# A table that this many foreign keys point to gets the shared fan-out hint.
+# A table that this many foreign keys point to gets the shared fan-out hint
+# (rdl.sampling.fanout.AUTO_SHARE_LINKS, which the db stage cannot import).
 WIDE_LINKS = 5
 
 
@@ -43,17 +44,18 @@ def format_report(db: Database) -> str:
 
 def sampling_hints(db: Database) -> list[str]:
     """A line for each table that at least :data:`WIDE_LINKS` foreign keys
-    point to: sampled per link type, its rows pull in that many times the
-    neighbours of a one-link table, which a budget shared by the links
-    avoids."""
+    point to: sampled per link type, its rows would pull in that many times
+    the neighbours of a one-link table, so by default (``shared_fanout:
+    auto``, the same threshold) its links share one budget per row."""
     links: dict[str, int] = {}
     for table in db:
         for parent in table.foreign_keys.values():
             links[parent] = links.get(parent, 0) + 1
-    return [f"{parent}: {count} foreign keys point to it, so with num_neighbors counted per "
-            f"link a {parent} row samples up to {count}x the rows of a one-link table; "
-            "data.shared_fanout: true shares each hop's count among the links (on an "
-            "8-link shop: +2.3 test AUROC at half the fit time, benchmarks/REPORT.md)"
+    return [f"{parent}: {count} foreign keys point to it, so its links share each hop's "
+            f"num_neighbors as one budget per row (data.shared_fanout: auto, the default; "
+            f"+2.1 test AUROC on an 8-link shop, benchmarks/REPORT.md); "
+            f"data.shared_fanout: false samples num_neighbors per link, up to {count}x the "
+            f"rows of a one-link table"
             for parent, count in sorted(links.items()) if count >= WIDE_LINKS]
 
 

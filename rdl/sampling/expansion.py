@@ -11,7 +11,14 @@ from torch_geometric.typing import EdgeType, NodeType
 
 from rdl.sampling.csc import ParentIndex
 from rdl.sampling.graph_index import GraphIndex
-from rdl.sampling.neighbors import Strategy, select_from_csc, select_parent
+from rdl.sampling.fanout import water_fill
+from rdl.sampling.neighbors import (
+    Strategy,
+    allowed_ranges,
+    select_counts,
+    select_from_csc,
+    select_parent,
+)
 from rdl.sampling.relabel import SampledNodes, cat_or_empty
 from rdl.sampling.time_code import CODE_BITS
 
@@ -49,6 +56,7 @@ def expand(
     sampled: dict[NodeType, SampledNodes],
     seed_time: Tensor | None,
     generator: torch.Generator | None = None,
+    shared: list[dict[NodeType, list[EdgeType]]] | None = None,
 ) -> Expansion:
     r"""Samples hop after hop from the seeds already in :obj:`sampled`.
 
@@ -61,6 +69,10 @@ def expand(
         seed_time (torch.Tensor, optional): Time of every seed; :obj:`None`
             disables the time filter.
         generator (torch.Generator, optional): Random number generator.
+        shared (List[Dict[str, List[Tuple[str, str, str]]]], optional): Per hop
+            and destination type, edge types that share one budget per node, the
+            largest of their fan-outs, split by :func:`~rdl.sampling.fanout.water_fill`
+            (see :func:`~rdl.sampling.fanout.sharing_groups`).
 
     Returns:
         The sampled edges (:class:`Expansion`).
@@ -78,6 +90,12 @@ def expand(
 
     for hop in range(num_hops):
         found = defaultdict(list)  # Source node type -> [_Edges].
+        split = {}  # Edge type -> (start, allowed, take) of its rows.
+        for dst, edge_types in (shared[hop] if shared else {}).items():
+            node, seed, _ = frontier[dst]
+            if node.numel() > 0:
+                split.update(_split_budget(index, edge_types, fanouts, hop, node, seed,
+                                           seed_time, bounds))
         for edge_type in index.edge_types:
             src, _, dst = edge_type
             node, seed, first_local = frontier[dst]
@@ -93,9 +111,12 @@ def expand(
                 col[edge_type].append(dst_local)
                 num_edges.append(src_local.numel())
                 continue
-            entry, neighbor = _select(
-                index, edge_type, node, seed, count, strategy, seed_time, bounds, generator
-            )
+            if edge_type in split:
+                entry, neighbor = select_counts(index.adjacency[edge_type], *split[edge_type],
+                                                strategy, generator)
+            else:
+                entry, neighbor = _select(index, edge_type, node, seed, count, strategy,
+                                          seed_time, bounds, generator)
             num_edges.append(neighbor.numel())
             keep_node = seed_time is not None and dst in index.node_time
             if entry is None:  # Every frontier node has one neighbour.
@@ -157,12 +178,47 @@ def _select(
             entry_time = seed_time.index_select(0, seed)
         return select_parent(adjacency, node, entry_time, index.node_time.get(src))
 
-    query = None
-    if seed_time is not None and adjacency.key is not None:
-        if src not in bounds:
-            bounds[src] = index.time_code[src].bound(seed_time)
-        query = torch.add(bounds[src].index_select(0, seed), node, alpha=2**CODE_BITS)
+    query = _query(index, edge_type, node, seed, seed_time, bounds)
     return select_from_csc(adjacency, node, query, count, strategy, generator)
+
+
+def _query(
+    index: GraphIndex,
+    edge_type: EdgeType,
+    node: Tensor,
+    seed: Tensor,
+    seed_time: Tensor | None,
+    bounds: dict[NodeType, Tensor],
+) -> Tensor | None:
+    # The largest allowed key of every frontier row (None: no time filter).
+    src = edge_type[0]
+    if seed_time is None or index.adjacency[edge_type].key is None:
+        return None
+    if src not in bounds:
+        bounds[src] = index.time_code[src].bound(seed_time)
+    return torch.add(bounds[src].index_select(0, seed), node, alpha=2**CODE_BITS)
+
+
+def _split_budget(
+    index: GraphIndex,
+    edge_types: list[EdgeType],
+    fanouts: dict[EdgeType, list[int]],
+    hop: int,
+    node: Tensor,
+    seed: Tensor,
+    seed_time: Tensor | None,
+    bounds: dict[NodeType, Tensor],
+) -> dict[EdgeType, tuple[Tensor, Tensor, Tensor]]:
+    # Each frontier node's budget (the largest fan-out of the group), water-filled
+    # over what each edge type allows it at its seed time, capped by its own fan-out.
+    ranges = [allowed_ranges(index.adjacency[et], node,
+                             _query(index, et, node, seed, seed_time, bounds))
+              for et in edge_types]
+    caps = torch.tensor([fanouts[et][hop] for et in edge_types])
+    available = torch.stack([allowed for _, allowed in ranges], dim=1).minimum(caps)
+    take = water_fill(available, int(caps.max()))
+    return {et: (start, allowed, take[:, i])
+            for i, (et, (start, allowed)) in enumerate(zip(edge_types, ranges))}
 
 
 def _backtrack(

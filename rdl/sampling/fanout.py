@@ -1,10 +1,12 @@
 """Per-hop fan-outs (``num_neighbors``): validation, and budgets shared
-across edge types."""
+across edge types (which edge types share, and how a budget is split)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from torch_geometric.typing import EdgeType
+import torch
+from torch import Tensor
+from torch_geometric.typing import EdgeType, NodeType
 
 FanoutSpec = Sequence[int] | Mapping[EdgeType, Sequence[int]]
 
@@ -58,36 +60,81 @@ def resolve_fanouts(
     return fanouts
 
 
-def share_fanouts(
+# `shared_fanout="auto"` shares where at least this many edge types bring a node
+# type many neighbours in one hop (a table that many event tables point to).
+AUTO_SHARE_LINKS = 5
+
+
+def sharing_groups(
     fanouts: dict[EdgeType, list[int]],
     many: set[EdgeType],
-) -> dict[EdgeType, list[int]]:
-    r"""Makes each hop's fan-out a budget per node rather than per edge type.
+    min_links: int = 2,
+) -> list[dict[NodeType, list[EdgeType]]]:
+    r"""Per hop, the edge types that share one budget per destination node.
 
-    For every destination node type and hop, the fan-out is split evenly
-    (rounded down, at least one each) among the edge types of :obj:`many`
-    (those that can bring a node many neighbours) that sample into that type
-    in that hop. An entity with ten event tables then gets about as many
-    neighbours as one with a single table, instead of ten times as many. Edge
-    types outside :obj:`many` (one parent at most), fan-outs of ``0`` and ``-1``
-    (all neighbours) are kept.
+    Edge types of :obj:`many` (those that can bring a node many neighbours)
+    with a positive fan-out share the hop's budget of their destination type
+    when at least :obj:`min_links` of them sample into it. Edge types outside
+    :obj:`many` (one neighbour at most), fan-outs of ``0`` and ``-1`` (all
+    neighbours) never share.
 
     Args:
         fanouts (dict): Fan-outs per edge type and hop, as from
             :func:`resolve_fanouts`.
-        many (set): The edge types whose neighbours share the budget.
+        many (set): The edge types whose neighbours may share a budget.
+        min_links (int): The fewest edge types that share a budget.
+            (default: :obj:`2`)
+
+    Returns:
+        One dictionary per hop, from destination node type to its sharing
+        edge types (in the order of :obj:`fanouts`).
     """
-    out = {et: list(hops) for et, hops in fanouts.items()}
     num_hops = len(next(iter(fanouts.values()), []))
+    groups = []
     for hop in range(num_hops):
-        sharing: dict[str, list[EdgeType]] = {}
+        sharing: dict[NodeType, list[EdgeType]] = {}
         for et, hops in fanouts.items():
             if et in many and hops[hop] > 0:
                 sharing.setdefault(et[2], []).append(et)
-        for edge_types in sharing.values():
-            for et in edge_types:
-                out[et][hop] = max(1, fanouts[et][hop] // len(edge_types))
-    return out
+        groups.append({dst: ets for dst, ets in sharing.items()
+                       if len(ets) >= max(min_links, 2)})
+    return groups
+
+
+def water_fill(available: Tensor, budget: int) -> Tensor:
+    r"""Splits a budget per row among columns, as evenly as the columns allow.
+
+    Every row takes :math:`\min(a, L)` from each column of :obj:`available`,
+    with the level :math:`L` as high as the budget allows, so a column that
+    needs less than an even share leaves the rest to the others; what an
+    integer level leaves over goes, one each, to the columns with the most
+    available (among equals, the later ones). A row with
+    :math:`\sum a \le` :obj:`budget` takes everything.
+
+    Args:
+        available (torch.Tensor): Non-negative counts, shape :obj:`[R, k]`.
+        budget (int): The most a row takes in all, :obj:`>= 0`.
+
+    Returns:
+        The counts taken, shape :obj:`[R, k]`, each at most its available count.
+    """
+    num_rows, k = available.shape
+    if num_rows == 0 or k == 0:
+        return available.clone()
+    ordered, order = available.sort(dim=1, stable=True)
+    below = ordered.cumsum(1) - ordered  # what the smaller columns take in full
+    remaining = torch.arange(k, 0, -1)  # columns from this one on
+    level = torch.div(budget - below, remaining, rounding_mode="floor")
+    short = ordered > level  # the column cannot be taken in full
+    first = torch.where(short.any(1), short.int().argmax(1), k)
+    at = first.clamp(max=k - 1).unsqueeze(1)
+    row_level = level.gather(1, at)
+    sharing = remaining.index_select(0, at.view(-1)).unsqueeze(1)
+    left = budget - below.gather(1, at) - row_level * sharing
+    position = torch.arange(k).unsqueeze(0)
+    capped = row_level + (position >= k - left).long()
+    taken = torch.where(position < first.unsqueeze(1), ordered, capped)
+    return torch.empty_like(taken).scatter_(1, order, taken)
 
 
 def _check_hops(hops: Sequence[int], edge_type: EdgeType | None) -> list[int]:

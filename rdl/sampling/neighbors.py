@@ -108,6 +108,69 @@ def _cut_long_rows(
     return first, allowed.masked_fill(over, 0), (entry, slot)
 
 
+def allowed_ranges(
+    csc: TimeSortedCSC,
+    node: Tensor,
+    query: Tensor | None,
+) -> tuple[Tensor, Tensor]:
+    r"""The allowed neighbours of every frontier node: since rows are sorted by
+    time, they are the first slots of the row, up to the seed time.
+
+    Args:
+        csc (TimeSortedCSC): The neighbour lists of the edge type.
+        node (torch.Tensor): Frontier destination nodes, shape :obj:`[R]`.
+        query (torch.Tensor, optional): Per frontier node the largest allowed key
+            (see :func:`select_from_csc`); :obj:`None` allows every neighbour.
+
+    Returns:
+        :obj:`(start, allowed)`: the first slot of each row and its number of
+        allowed slots, both of shape :obj:`[R]`.
+    """
+    bounds = csc.bounds.index_select(0, node)
+    start = bounds[:, 0]
+    if query is None:
+        return start, bounds[:, 1] - start
+    return start, torch.searchsorted(csc.key, query, right=True) - start
+
+
+def select_counts(
+    csc: TimeSortedCSC,
+    start: Tensor,
+    allowed: Tensor,
+    take: Tensor,
+    strategy: Strategy,
+    generator: torch.Generator | None = None,
+) -> tuple[Tensor, Tensor]:
+    r"""Samples :obj:`take[i]` of the :obj:`allowed[i]` allowed neighbours of
+    every frontier node, as from :func:`allowed_ranges`.
+
+    Args:
+        csc (TimeSortedCSC): The neighbour lists of the edge type.
+        start (torch.Tensor): First slot of each row, shape :obj:`[R]`.
+        allowed (torch.Tensor): Allowed slots of each row, shape :obj:`[R]`.
+        take (torch.Tensor): How many to sample from each row, at most
+            :obj:`allowed`, shape :obj:`[R]`.
+        strategy (str): :obj:`"uniform"` samples without replacement,
+            :obj:`"last"` takes the most recent ones.
+        generator (torch.Generator, optional): Random number generator.
+
+    Returns:
+        :obj:`(entry, neighbor)`, both of shape :obj:`[take.sum()]`.
+    """
+    if strategy == "last":
+        entry, slot = expand_ranges(start + allowed - take, take)
+        return entry, csc.src.index_select(0, slot)
+    whole = take == allowed
+    entry, slot = expand_ranges(start, take.masked_fill(~whole, 0))
+    part = (~whole).nonzero().view(-1)
+    if part.numel() > 0:
+        row, offset = sample_subsets(allowed.index_select(0, part), take.index_select(0, part),
+                                     generator)
+        entry = torch.cat([entry, part.index_select(0, row)])
+        slot = torch.cat([slot, start.index_select(0, part).index_select(0, row) + offset])
+    return entry, csc.src.index_select(0, slot)
+
+
 def select_parent(
     index: ParentIndex,
     node: Tensor,
@@ -185,6 +248,45 @@ def sample_without_replacement(
     rows = (~dense).nonzero().view(-1)
     out[rows] = _by_redrawing(population.index_select(0, rows), count, generator)
     return out
+
+
+def sample_subsets(
+    population: Tensor,
+    take: Tensor,
+    generator: torch.Generator | None = None,
+) -> tuple[Tensor, Tensor]:
+    r"""Draws :obj:`take[i]` distinct offsets in :obj:`[0, population[i])` for
+    every row, uniformly over all subsets of that size.
+
+    Args:
+        population (torch.Tensor): Row sizes, each greater than its
+            :obj:`take`, shape :obj:`[R]`.
+        take (torch.Tensor): Offsets per row, shape :obj:`[R]`.
+        generator (torch.Generator, optional): Random number generator.
+
+    Returns:
+        :obj:`(row, offset)`, both of shape :obj:`[take.sum()]`.
+    """
+    count = int(take.max())
+    # The first take[i] columns of a uniformly ordered subset of size `count` (or
+    # of the whole row, where it is smaller) are a uniform subset of size take[i].
+    offsets = torch.empty(population.numel(), count, dtype=torch.long)
+    dense = population <= DENSE_FACTOR * count
+    rows = dense.nonzero().view(-1)
+    if rows.numel() > 0:
+        width = int(population.index_select(0, rows).max())
+        keys = torch.rand(rows.numel(), width, generator=generator, dtype=torch.float64)
+        keys.masked_fill_(torch.arange(width) >= population.index_select(0, rows).unsqueeze(1),
+                          2.0)
+        first = min(count, width)  # a narrower row takes fewer than `width` anyway
+        offsets[rows, :first] = keys.topk(first, dim=1, largest=False).indices
+    rows = (~dense).nonzero().view(-1)
+    if rows.numel() > 0:
+        drawn = _by_redrawing(population.index_select(0, rows), count, generator)
+        shuffle = torch.rand(drawn.shape, generator=generator).argsort(dim=1)
+        offsets[rows] = drawn.gather(1, shuffle)
+    row, column = (torch.arange(count) < take.unsqueeze(1)).nonzero().unbind(1)
+    return row, offsets[row, column]
 
 
 def _by_random_keys(population: Tensor, width: int, count: int, generator) -> Tensor:

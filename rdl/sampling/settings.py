@@ -3,6 +3,7 @@ checkpoint and prediction reads back, so both sample alike."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from rdl.sampling.fanout import resolve_fanouts
 from rdl.sampling.temporal_sampler import STRATEGIES
@@ -17,14 +18,15 @@ class SamplingSettings:
         strategy (str): ``"uniform"`` or ``"last"``.
         stat_windows (list[int], optional): The windows of
             :class:`~rdl.sampling.TemporalNodeStats`, in seconds.
-        shared_fanout (bool): Each hop's fan-out is a budget per node shared
-            by its edge types (see :class:`~rdl.sampling.TemporalNeighborSampler`).
+        shared_fanout (bool or str): Each hop's fan-out is a budget per node
+            shared by its edge types; ``"auto"`` where a node type has many
+            (see :class:`~rdl.sampling.TemporalNeighborSampler`).
     """
 
     num_neighbors: tuple[int, ...] = (16, 16)
     strategy: str = "last"
     stat_windows: tuple[int, ...] | None = None
-    shared_fanout: bool = False
+    shared_fanout: bool | Literal["auto"] = "auto"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "num_neighbors", tuple(self.num_neighbors))
@@ -35,8 +37,9 @@ class SamplingSettings:
         resolve_fanouts(list(self.num_neighbors), [])  # checks every fan-out
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy={self.strategy!r} is not one of {list(STRATEGIES)}")
-        if not isinstance(self.shared_fanout, bool):
-            raise TypeError(f"shared_fanout must be true or false (got {self.shared_fanout!r})")
+        if not (isinstance(self.shared_fanout, bool) or self.shared_fanout == "auto"):
+            raise TypeError(f"shared_fanout must be true, false or 'auto' "
+                            f"(got {self.shared_fanout!r})")
 
     def to_plain(self) -> dict:
         return {"num_neighbors": list(self.num_neighbors), "strategy": self.strategy,
@@ -47,7 +50,7 @@ class SamplingSettings:
     def from_plain(cls, plain: dict, num_layers: int) -> SamplingSettings:
         """Reads :meth:`to_plain`'s keys; checkpoints written before rdl stored
         the fan-out get ``16`` per layer and ``"last"``, what rdl used then
-        (and a fan-out per edge type)."""
+        (and a fan-out per edge type, ``shared_fanout=False``)."""
         return cls(plain.get("num_neighbors") or [16] * max(num_layers, 1),
                    plain.get("strategy", "last"), plain.get("stat_windows"),
                    plain.get("shared_fanout", False))

@@ -21,7 +21,12 @@ from torch_geometric.typing import NodeType
 
 from rdl.sampling.csc import ParentIndex
 from rdl.sampling.expansion import expand
-from rdl.sampling.fanout import FanoutSpec, resolve_fanouts, share_fanouts
+from rdl.sampling.fanout import (
+    AUTO_SHARE_LINKS,
+    FanoutSpec,
+    resolve_fanouts,
+    sharing_groups,
+)
 from rdl.sampling.graph_index import GraphIndex
 from rdl.sampling.relabel import NodeScratch, SampledNodes
 from rdl.sampling.validation import check_seeds
@@ -65,10 +70,13 @@ class TemporalNeighborSampler(BaseSampler):
             among the allowed neighbours; :obj:`"last"` takes the most recent ones.
             (default: :obj:`"uniform"`)
         shared_fanout (bool, optional): Make each hop's fan-out a budget per
-            node, split evenly among the edge types that bring it many
-            neighbours (see :func:`~rdl.sampling.fanout.share_fanouts`),
-            instead of a count per edge type: a wide schema then costs about
-            what a narrow one does. (default: :obj:`False`)
+            node, shared by the edge types that bring it many neighbours, instead
+            of a count per edge type: each takes what it has at the seed time up
+            to an even share, and what one leaves goes to the others
+            (see :func:`~rdl.sampling.fanout.water_fill`). A wide schema then
+            costs about what a narrow one does. :obj:`"auto"` shares only where
+            at least :data:`~rdl.sampling.fanout.AUTO_SHARE_LINKS` edge types
+            bring a node type many neighbours. (default: :obj:`False`)
         seed (int, optional): Seed of the sampler's random number generator. In
             loader worker processes it is combined with the worker's seed, which
             the DataLoader draws from torch's global generator. :obj:`None` uses
@@ -82,7 +90,7 @@ class TemporalNeighborSampler(BaseSampler):
         *,
         time_attr: str = "time",
         strategy: Literal["uniform", "last"] = "uniform",
-        shared_fanout: bool = False,
+        shared_fanout: bool | Literal["auto"] = False,
         seed: int | None = None,
     ):
         if not isinstance(data, HeteroData):
@@ -94,10 +102,15 @@ class TemporalNeighborSampler(BaseSampler):
             raise ValueError(f"strategy must be one of {STRATEGIES} (got {strategy!r})")
         self.index = GraphIndex.from_data(data, time_attr)
         self.fanouts = resolve_fanouts(num_neighbors, self.index.edge_types)
+        if shared_fanout not in (True, False, "auto"):
+            raise ValueError(f"shared_fanout must be true, false or 'auto' "
+                             f"(got {shared_fanout!r})")
+        self.shared = None
         if shared_fanout:
             many = {et for et, adjacency in self.index.adjacency.items()
                     if not isinstance(adjacency, ParentIndex)}
-            self.fanouts = share_fanouts(self.fanouts, many)
+            min_links = AUTO_SHARE_LINKS if shared_fanout == "auto" else 2
+            self.shared = sharing_groups(self.fanouts, many, min_links)
         self.num_hops = len(next(iter(self.fanouts.values()), []))
         self.time_attr = time_attr
         self.strategy = strategy
@@ -182,7 +195,8 @@ class TemporalNeighborSampler(BaseSampler):
                 seed_index = torch.arange(offset, offset + nodes.numel())
                 sampled[node_type].add(nodes, seed_index, distinct=True)
                 offset += nodes.numel()
-            edges = expand(index, self.fanouts, self.strategy, sampled, time, self._random())
+            edges = expand(index, self.fanouts, self.strategy, sampled, time, self._random(),
+                           self.shared)
         finally:
             for nodes in sampled.values():
                 nodes.release()

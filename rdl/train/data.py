@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import lightning as L
 import pandas as pd
@@ -47,10 +47,13 @@ class RelationalDataModule(L.LightningDataModule):
         num_neighbors (list[int]): Fan-out per hop. (default: ``[16, 16]``)
         strategy (str): ``"uniform"`` or ``"last"`` neighbour sampling.
             (default: ``"last"``)
-        shared_fanout (bool): Each hop's fan-out is a budget per node, split
-            evenly among the edge types that bring it many neighbours, instead
-            of a count per edge type: for schemas where an entity has many
-            event tables. (default: :obj:`False`)
+        shared_fanout (bool or str): Each hop's fan-out is a budget per node,
+            shared by the edge types that bring it many neighbours (an even
+            share each, what one leaves going to the others), instead of a
+            count per edge type. ``"auto"`` shares only where five or more
+            edge types bring a node type many neighbours (an entity with many
+            event tables), ``true`` wherever two do, ``false`` never.
+            (default: ``"auto"``)
         batch_size (int): Seeds per mini-batch and process.
             (default: :obj:`256`)
         min_steps_per_epoch (int): Optimizer steps per training epoch at
@@ -99,7 +102,7 @@ class RelationalDataModule(L.LightningDataModule):
         sql_schema: str | None = None,
         num_neighbors: list[int] | None = None,
         strategy: str = "last",
-        shared_fanout: bool = False,
+        shared_fanout: bool | Literal["auto"] = "auto",
         batch_size: int = 256,
         min_steps_per_epoch: int = 20,
         num_workers: int = 0,

@@ -84,10 +84,13 @@ def test_labels_read_the_database_schema_the_config_names(postgres_db, tmp_path)
     assert labels.to_dict() == {1: 1, 2: 0}  # the visit of 01-20 is in (01-15, 01-25]
 
 
-def test_inspect_suggests_a_shared_fanout_for_a_table_many_tables_point_to():
+def test_inspect_says_a_table_many_tables_point_to_shares_its_fanout():
     from rdl.db import Database, Table
     from rdl.db.schema_report import WIDE_LINKS, format_report, sampling_hints
+    from rdl.sampling.fanout import AUTO_SHARE_LINKS
     from rdl.testing.shops import make_shop
+
+    assert WIDE_LINKS == AUTO_SHARE_LINKS  # the hint describes what the sampler does
 
     shop = make_shop()  # customers: orders, addresses and two referral keys point to it
     assert sampling_hints(shop) == [] and "hints:" not in format_report(shop)
@@ -100,5 +103,5 @@ def test_inspect_suggests_a_shared_fanout_for_a_table_many_tables_point_to():
                                       {"customer_id": "customers"}, "opened", {})})
     (hint,) = sampling_hints(wide)
     assert hint.startswith(f"customers: {WIDE_LINKS} foreign keys point to it")
-    assert "data.shared_fanout: true" in hint
+    assert "data.shared_fanout: auto, the default" in hint
     assert format_report(wide).endswith(f"hints:\n  - {hint}")
