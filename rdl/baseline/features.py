@@ -190,7 +190,11 @@ def compute_features(db: Database, task: Task, labels: pd.DataFrame, *,
                     categories = vocab(*group.categories[name])
                     columns[name] = pd.Categorical(values, categories=categories)
                 else:
-                    columns[name] = pd.to_numeric(values, errors="coerce").astype("float64")
+                    # float32: DuckDB's parallel sums differ run to run in the last
+                    # bits of a double, enough to send a row down the other side of
+                    # a LightGBM split (the blend's prior moved by 0.002 between two
+                    # calls on the same seeds); rounded, every call gives one value.
+                    columns[name] = pd.to_numeric(values, errors="coerce").astype("float32")
                 is_categorical.append(name in group.categories)
             parts.append(pd.DataFrame(columns))
     finally:
