@@ -254,6 +254,28 @@ def test_thread_plan_leaves_busy_cores_to_their_work_but_keeps_one():
     assert plan_threads(2, {"RDL_NUM_THREADS": "2"}, busy=2)[0] == 2
 
 
+def test_busy_cores_sees_a_process_started_in_the_same_second(monkeypatch, tmp_path):
+    from rdl.train import threads
+
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("0.00 0.01 0.05 3/200 12345\n")
+    assert threads.running_threads(str(loadavg)) == 3
+    loadavg.write_text("garbage\n")
+    assert threads.running_threads(str(loadavg)) is None
+
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.1, 0.0, 0.0))  # idle a minute
+    reads = iter([2, 2, 2])  # this fit and one started with it, in every read
+    monkeypatch.setattr(threads, "running_threads", lambda: next(reads))
+    assert threads.busy_cores(gap_s=0) == 1
+    reads = iter([3, 1, 2])  # a blip in one read is not a busy core
+    assert threads.busy_cores(gap_s=0) == 0
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (1.6, 0.0, 0.0))
+    reads = iter([1, 1, 1])  # what the last minute saw still counts
+    assert threads.busy_cores(gap_s=0) == 2
+    monkeypatch.setattr(threads, "running_threads", lambda: None)  # no /proc
+    assert threads.busy_cores(gap_s=0) == 2
+
+
 def test_apply_sets_torch_threads_and_says_so_once(monkeypatch, capsys):
     import torch
 

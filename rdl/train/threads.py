@@ -4,9 +4,10 @@ torch starts one intra-op thread per core by default. When other processes
 (DDP ranks, loader workers, a colleague's job) want the same cores, the
 threads wait on one another and an epoch can take twice as long. rdl gives
 each process its share of the cores it may run on (``os.sched_getaffinity``)
-less the cores other work keeps busy (the 1-minute load average, rounded),
-and lets ``RDL_NUM_THREADS`` (or an explicit ``OMP_NUM_THREADS``) decide
-instead. Measured on 2 cores with another busy process: an epoch of
+less the cores other work keeps busy (the 1-minute load average, rounded, or
+the threads running right now where more), and lets ``RDL_NUM_THREADS`` (or
+an explicit ``OMP_NUM_THREADS``) decide instead.
+Measured on 2 cores with another busy process: an epoch of
 ``flights_to_ord`` (1,500 seeds) took 1.5-1.9 s with one thread and 7.9-10.3 s
 with two; on a quiet machine one thread costs at most the second core.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Mapping
 
 import torch
@@ -68,13 +70,36 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def busy_cores() -> int:
-    """Cores other processes keep busy: the 1-minute load average, rounded
-    (0 where the OS does not report one)."""
+def busy_cores(samples: int = 3, gap_s: float = 0.02) -> int:
+    """Cores other work keeps busy: the 1-minute load average, rounded, or,
+    where more, the threads running right now besides this one (the fewest
+    over ``samples`` reads of ``/proc/loadavg``, ``gap_s`` apart, so a blip is
+    not a busy core). The load average alone cannot see a process started
+    in the same second: two fits started together then both took 2 threads
+    on 2 cores and ran 5x slower. 0 where the OS reports neither."""
     try:
-        return int(os.getloadavg()[0] + 0.5)
+        average = int(os.getloadavg()[0] + 0.5)
     except (AttributeError, OSError):
-        return 0
+        average = 0
+    running = []
+    for sample in range(samples):
+        if sample:
+            time.sleep(gap_s)
+        count = running_threads()
+        if count is None:
+            return average
+        running.append(count - 1)  # this process is running while it reads
+    return max(average, min(running, default=0))
+
+
+def running_threads(path: str = "/proc/loadavg") -> int | None:
+    """Threads running or ready to run on this machine now (Linux's
+    ``/proc/loadavg``, fourth field); :obj:`None` where it cannot be read."""
+    try:
+        with open(path) as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def apply_cpu_threads(workers: int = 0, keep_current: bool = False) -> int:
@@ -86,8 +111,11 @@ def apply_cpu_threads(workers: int = 0, keep_current: bool = False) -> int:
     processes Lightning starts for DDP, and rdl's own per-process share of
     the cores, keep to it.
     """
+    # DDP ranks start together and already share the cores by LOCAL_WORLD_SIZE;
+    # counting each other as busy would take their share twice.
+    together = os.environ.get("LOCAL_WORLD_SIZE", "1") not in ("", "1")
     threads, why = plan_threads(usable_cores(), os.environ, workers, keep_current,
-                                busy=busy_cores())
+                                busy=busy_cores(samples=0 if together else 3))
     if threads is not None:
         torch.set_num_threads(threads)
         if os.environ.get("RDL_NUM_THREADS", "").strip():
