@@ -274,12 +274,11 @@ def sample_subsets(
     dense = population <= DENSE_FACTOR * count
     rows = dense.nonzero().view(-1)
     if rows.numel() > 0:
-        width = int(population.index_select(0, rows).max())
-        keys = torch.rand(rows.numel(), width, generator=generator, dtype=torch.float64)
-        keys.masked_fill_(torch.arange(width) >= population.index_select(0, rows).unsqueeze(1),
-                          2.0)
+        dense_population = population.index_select(0, rows)
+        width = int(dense_population.max())
         first = min(count, width)  # a narrower row takes fewer than `width` anyway
-        offsets[rows, :first] = keys.topk(first, dim=1, largest=False).indices
+        offsets[rows, :first] = _by_random_keys(dense_population, width, first, generator,
+                                                ordered=True)
     rows = (~dense).nonzero().view(-1)
     if rows.numel() > 0:
         drawn = _by_redrawing(population.index_select(0, rows), count, generator)
@@ -289,11 +288,13 @@ def sample_subsets(
     return row, offsets[row, column]
 
 
-def _by_random_keys(population: Tensor, width: int, count: int, generator) -> Tensor:
-    # The `count` slots with the smallest i.i.d. keys form a uniform subset.
+def _by_random_keys(population: Tensor, width: int, count: int, generator,
+                    ordered: bool = False) -> Tensor:
+    # The `count` slots with the smallest i.i.d. keys form a uniform subset;
+    # `ordered` lists them by key, so that any first few are a uniform subset too.
     keys = torch.rand(population.numel(), width, generator=generator, dtype=torch.float64)
     keys.masked_fill_(torch.arange(width) >= population.unsqueeze(1), 2.0)
-    return keys.topk(count, dim=1, largest=False, sorted=False).indices
+    return keys.topk(count, dim=1, largest=False, sorted=ordered).indices
 
 
 def _by_redrawing(population: Tensor, count: int, generator) -> Tensor:
