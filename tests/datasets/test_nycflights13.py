@@ -1,6 +1,10 @@
 """The bundled nycflights13: R's ``NA`` in text columns is NULL, not a value,
-and a folder converted by an older rdl is converted again."""
+a folder converted by an older rdl is converted again, and processes that
+convert at once all succeed."""
 from __future__ import annotations
+
+import multiprocessing
+import os
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -33,3 +37,31 @@ def test_a_folder_converted_before_is_converted_again(tmp_path, monkeypatch):
     flights = pd.read_parquet(folder / "flights.parquet", columns=["tailnum"])
     assert len(flights) == 336_776 and int(flights["tailnum"].isna().sum()) == NA_TAILNUMS
     assert nycflights13.path() == folder  # converted once: the marker says it is current
+
+
+def _convert_after(barrier, home: str, results) -> None:
+    os.environ["RDL_HOME"] = home
+    barrier.wait()
+    try:
+        results.put(str(nycflights13.path()))
+    except Exception as error:  # noqa: BLE001 - reported to the test, which fails on it
+        results.put(repr(error))
+
+
+def test_processes_converting_at_once_all_get_the_whole_folder(tmp_path):
+    # fits started together on a new machine once crashed when one process
+    # moved a temporary file that another was still writing
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(3), context.Queue()
+    workers = [context.Process(target=_convert_after, args=(barrier, str(tmp_path), results))
+               for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    answers = [results.get(timeout=300) for _ in workers]
+    for worker in workers:
+        worker.join()
+    folder = tmp_path / "nycflights13"
+    assert answers == [str(folder)] * 3
+    flights = pq.read_table(folder / "flights.parquet", columns=["tailnum"])
+    assert flights.num_rows == 336_776
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nycflights13"]  # no temporary left
