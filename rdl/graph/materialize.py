@@ -60,10 +60,10 @@ def materialize_table(
     gives such node types a learned embedding instead). Numerical,
     categorical and timestamp columns are encoded by :mod:`rdl.graph.encode`,
     the others by PyTorch Frame's ``Dataset``. With ``cache_dir``, the
-    result is stored under a hash of the column values, stypes and embedder,
-    so only a changed table is materialised again (and the file is memory
-    mapped when read back); a corrupt or stale cache file is reported and
-    rebuilt. With ``col_stats`` (e.g. from a trained model), values are
+    result is stored in a file per table and set of columns, under a hash of
+    the column values, stypes and embedder, so only a changed table is
+    materialised again (and the file is memory mapped when read back); a
+    corrupt or stale cache file is reported and rebuilt. With ``col_stats`` (e.g. from a trained model), values are
     encoded with those stats, so categories keep the indices the model
     learned, and nothing is cached.
     """
@@ -75,14 +75,15 @@ def materialize_table(
     path = key = None
     if cache_dir is not None and col_stats is None:
         key = _cache_key(columns, stypes, embedder)
-        path = table_path(cache_dir, table.name, ".frame.pt")
+        path = table_path(cache_dir, table.name, f".{_columns_id(stypes, embedder)}.frame.pt")
         if path.is_file():
             try:
                 return load_frame(path, key)
             except Exception as exc:  # noqa: BLE001 - any unreadable cache is rebuilt
-                reason = "changed since it was cached" if "another version" in str(exc) else f"unreadable ({exc})"
-                warnings.warn(f"rdl: cached features of table {table.name!r} are {reason}; rebuilding.",
-                              stacklevel=2)
+                reason = ("changed since it was cached" if "another version" in str(exc)
+                          else f"unreadable ({exc})")
+                warnings.warn(f"rdl: cached features of table {table.name!r} are {reason}; "
+                              "rebuilding.", stacklevel=2)
     tf, stats = _encode(columns, stypes, embedder, col_stats)
     if path is not None:
         save_frame(path, tf, stats, key)
@@ -161,6 +162,14 @@ def column_stats(frame: pd.DataFrame, stypes: dict[str, str]) -> dict[str, dict[
         else compute_col_stats(frame[col], torch_frame.stype(stype))
         for col, stype in stypes.items()
     }
+
+
+def _columns_id(stypes: dict[str, str], embedder: HashTextEmbedder) -> str:
+    """A short name for which columns are encoded and how, not their values:
+    tasks that exclude different columns of a table (a leakage guard, say)
+    keep a cache file each instead of rebuilding each other's."""
+    text = json.dumps([sorted(stypes.items()), repr(embedder)])
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def _cache_key(columns: _Columns, stypes: dict[str, str], embedder: HashTextEmbedder) -> str:

@@ -140,12 +140,36 @@ def test_cache_reuses_rebuilds_changed_tables_only_and_repairs_corruption(tmp_pa
     assert len(calls) == 1  # only the changed table
     assert changed["user_table"].tf.feat_dict[torch_frame.numerical][0, 0] == 31.0
 
-    (cache / "user table.frame.pt").write_bytes(b"garbage")
+    for path in cache.glob("user table.*.frame.pt"):
+        path.write_bytes(b"garbage")
     with pytest.warns(UserWarning, match="'user table' are unreadable"):
         build_graph(db, cache_dir=cache)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         build_graph(db, cache_dir=cache)  # repaired: quiet again
+
+
+def test_tasks_excluding_other_columns_keep_a_cache_file_each(tmp_path, monkeypatch):
+    # two tasks on one database, one with a column excluded (a leakage guard,
+    # say), used to rebuild each other's cache file on every switch
+    from rdl.graph import materialize
+
+    db = _tiny_db(tmp_path, age=[30.0, 40.0, 50.0], score=[1.0, 2.0, 3.0])
+    cache = tmp_path / "cache"
+    without_score = {"user table": ["score"]}
+    build_graph(db, cache_dir=cache)
+    build_graph(db, cache_dir=cache, exclude_columns=without_score)
+    assert len(list(cache.glob("user table.*.frame.pt"))) == 2
+    calls = []
+    original = materialize._encode
+    monkeypatch.setattr(materialize, "_encode", lambda *a: calls.append(1) or original(*a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        both = build_graph(db, cache_dir=cache)
+        age_only = build_graph(db, cache_dir=cache, exclude_columns=without_score)
+    assert calls == []  # each from its own file
+    assert both["user_table"].tf.col_names_dict[torch_frame.numerical] == ["age", "score"]
+    assert age_only["user_table"].tf.col_names_dict[torch_frame.numerical] == ["age"]
 
 
 def test_given_column_stats_keep_category_indices_on_other_data(flights_db, flights_graph):
