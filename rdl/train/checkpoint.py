@@ -14,6 +14,9 @@ from rdl.checksum import digest
 from rdl.graph.cache_file import save_atomically
 
 CHECKSUM_KEY = "rdl_state_dict_checksum"
+# a fit with an average of the weights (rdl.train.weight_average) also keeps
+# the weights it trains with, to resume from
+CURRENT_KEY, CURRENT_CHECKSUM_KEY = "current_model_state", "rdl_current_state_checksum"
 
 
 class CheckpointError(ValueError):
@@ -22,8 +25,11 @@ class CheckpointError(ValueError):
 
 
 def add_checksum(checkpoint: dict[str, Any]) -> None:
-    """Stores the checksum of ``checkpoint["state_dict"]`` in ``checkpoint``."""
+    """Stores the checksum of ``checkpoint["state_dict"]`` (and of the
+    training weights, where kept apart) in ``checkpoint``."""
     checkpoint[CHECKSUM_KEY] = digest(checkpoint["state_dict"])
+    if CURRENT_KEY in checkpoint:
+        checkpoint[CURRENT_CHECKSUM_KEY] = digest(checkpoint[CURRENT_KEY])
 
 
 def verify_checksum(checkpoint: dict[str, Any], path: str | Path | None = None) -> None:
@@ -31,10 +37,12 @@ def verify_checksum(checkpoint: dict[str, Any], path: str | Path | None = None) 
     the checksum stored with them. Checkpoints written before rdl stored one
     pass unchecked. ``path`` names the file in the error (Lightning's hooks
     do not always know it)."""
-    stored = checkpoint.get(CHECKSUM_KEY)
-    if stored is not None and stored != digest(checkpoint["state_dict"]):
-        raise CheckpointError(f"{path or 'The checkpoint'} is corrupt: its weights do not match the "
-                              "checksum written with them; use another checkpoint or retrain")
+    for weights, key in (("state_dict", CHECKSUM_KEY), (CURRENT_KEY, CURRENT_CHECKSUM_KEY)):
+        stored = checkpoint.get(key)
+        if stored is not None and stored != digest(checkpoint[weights]):
+            raise CheckpointError(f"{path or 'The checkpoint'} is corrupt: its weights do not "
+                                  "match the checksum written with them; use another checkpoint "
+                                  "or retrain")
 
 
 def checked_weights(checkpoint: dict[str, Any], path: str | Path | None = None) -> dict:

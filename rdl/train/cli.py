@@ -25,14 +25,15 @@ from rdl.train.plain_help import PlainHelpFormatter
 from rdl.train.plots import RunPlots
 from rdl.train.runs import (CONFIG, checkpoint_step, latest_checkpoint, new_run_folder,
                             run_loggers, run_of_checkpoint)
+from rdl.train.weight_average import WeightAverage
 
 LATEST = ("last", "best")  # --ckpt_path values that name a file of the latest run
 
 
 class RelationalCLI(LightningCLI):
     """Adds ``task:`` (linked into the data module), a checkpoint on the task's
-    metric, early stopping, a prediction writer and pictures of the run, and
-    clips the gradient norm to 1.
+    metric, early stopping, an average of the weights (``ema:``), a prediction
+    writer and pictures of the run, and clips the gradient norm to 1.
 
     Each run writes into one folder, ``<trainer.default_root_dir>/version_N``:
     ``config.yaml``, ``checkpoints/``, ``metrics.csv`` and TensorBoard events
@@ -48,6 +49,7 @@ class RelationalCLI(LightningCLI):
         parser.link_arguments("task", "data.task", apply_on="instantiate")
         parser.add_lightning_class_args(TaskCheckpoint, "checkpoint")
         parser.add_lightning_class_args(TaskEarlyStopping, "early_stopping")
+        parser.add_lightning_class_args(WeightAverage, "ema")
         parser.add_lightning_class_args(PredictionWriter, "prediction_writer")
         parser.add_lightning_class_args(RunPlots, "plots")
         parser.set_defaults({

@@ -1,5 +1,6 @@
 """A ``rdl fit`` killed mid-epoch and resumed with ``--ckpt_path last`` ends
-with the metrics of the same fit run without interruption."""
+with the metrics of the same fit run without interruption, with or without
+an average of the weights."""
 from __future__ import annotations
 
 import signal
@@ -9,6 +10,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from rdl.testing.cli import CONFIGS, QUICK, rdl
 from rdl.train.runs import checkpoint_step
@@ -25,13 +27,13 @@ def metrics(root: Path) -> pd.DataFrame:
     return pd.read_csv(root / "version_0/metrics.csv")
 
 
-def kill_mid_epoch(cwd: Path, root: str) -> int:
+def kill_mid_epoch(cwd: Path, root: str, extra: list[str]) -> int:
     """Starts the fit and SIGKILLs it once its ``last.ckpt`` is one of the
     second epoch's (not its end's) and ``metrics.csv`` has rows of later steps
     (checked while the fit is stopped). Returns the checkpoint's step."""
     with open(cwd / "killed.log", "w") as log:
-        fit = subprocess.Popen([sys.executable, "-m", "rdl", *FIT, root], cwd=cwd, stdout=log,
-                               stderr=subprocess.STDOUT)
+        fit = subprocess.Popen([sys.executable, "-m", "rdl", *FIT, root, *extra], cwd=cwd,
+                               stdout=log, stderr=subprocess.STDOUT)
     last = cwd / root / "version_0/checkpoints/last.ckpt"
     deadline = time.monotonic() + 300
     try:
@@ -50,13 +52,14 @@ def kill_mid_epoch(cwd: Path, root: str) -> int:
         fit.wait()
 
 
-def test_fit_killed_mid_epoch_resumes_to_the_uninterrupted_result(tmp_path):
-    done = rdl(*FIT, "whole", cwd=tmp_path)
+@pytest.mark.parametrize("extra", [[], ["--ema.decay", "0.9"]], ids=["plain", "ema"])
+def test_fit_killed_mid_epoch_resumes_to_the_uninterrupted_result(tmp_path, extra):
+    done = rdl(*FIT, "whole", *extra, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    step = kill_mid_epoch(tmp_path, "cut")
+    step = kill_mid_epoch(tmp_path, "cut", extra)
     assert step % EVERY == 0  # written by every_n_steps
 
-    done = rdl(*FIT, "cut", "--ckpt_path", "last", cwd=tmp_path)
+    done = rdl(*FIT, "cut", *extra, "--ckpt_path", "last", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "rdl fit: resuming from cut/version_0/checkpoints/last.ckpt" in done.stdout
     assert "ended before the epoch ended" not in done.stderr  # Lightning's worry, handled

