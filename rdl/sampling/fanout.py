@@ -65,6 +65,12 @@ def resolve_fanouts(
 AUTO_SHARE_LINKS = 5
 
 
+def check_shared_fanout(value: object) -> None:
+    """Raises ``ValueError`` unless ``value`` is ``True``, ``False`` or ``"auto"``."""
+    if not (isinstance(value, bool) or value == "auto"):
+        raise ValueError(f"shared_fanout must be true, false or 'auto' (got {value!r})")
+
+
 def sharing_groups(
     fanouts: dict[EdgeType, list[int]],
     many: set[EdgeType],

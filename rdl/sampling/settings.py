@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from rdl.sampling.fanout import resolve_fanouts
+from rdl.sampling.fanout import check_shared_fanout, resolve_fanouts
 from rdl.sampling.temporal_sampler import STRATEGIES
 
 
@@ -37,9 +37,7 @@ class SamplingSettings:
         resolve_fanouts(list(self.num_neighbors), [])  # checks every fan-out
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy={self.strategy!r} is not one of {list(STRATEGIES)}")
-        if not (isinstance(self.shared_fanout, bool) or self.shared_fanout == "auto"):
-            raise TypeError(f"shared_fanout must be true, false or 'auto' "
-                            f"(got {self.shared_fanout!r})")
+        check_shared_fanout(self.shared_fanout)
 
     def to_plain(self) -> dict:
         return {"num_neighbors": list(self.num_neighbors), "strategy": self.strategy,

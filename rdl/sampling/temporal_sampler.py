@@ -24,6 +24,7 @@ from rdl.sampling.expansion import expand
 from rdl.sampling.fanout import (
     AUTO_SHARE_LINKS,
     FanoutSpec,
+    check_shared_fanout,
     resolve_fanouts,
     sharing_groups,
 )
@@ -102,9 +103,7 @@ class TemporalNeighborSampler(BaseSampler):
             raise ValueError(f"strategy must be one of {STRATEGIES} (got {strategy!r})")
         self.index = GraphIndex.from_data(data, time_attr)
         self.fanouts = resolve_fanouts(num_neighbors, self.index.edge_types)
-        if shared_fanout not in (True, False, "auto"):
-            raise ValueError(f"shared_fanout must be true, false or 'auto' "
-                             f"(got {shared_fanout!r})")
+        check_shared_fanout(shared_fanout)
         self.shared = None
         if shared_fanout:
             many = {et for et, adjacency in self.index.adjacency.items()

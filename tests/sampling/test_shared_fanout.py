@@ -173,5 +173,6 @@ def test_the_setting_is_stored_and_old_checkpoints_read_as_per_edge_type():
     assert SamplingSettings.from_plain(plain, 2).shared_fanout is False
     assert SamplingSettings.from_plain({**plain, "shared_fanout": "auto"}, 2).shared_fanout == \
         "auto"
-    with pytest.raises(TypeError, match="shared_fanout must be true, false or 'auto'"):
-        SamplingSettings([16], shared_fanout="yes")
+    for wrong in ("yes", 1, None):
+        with pytest.raises(ValueError, match="shared_fanout must be true, false or 'auto'"):
+            SamplingSettings([16], shared_fanout=wrong)
