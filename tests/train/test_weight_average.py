@@ -111,6 +111,29 @@ def test_decay_zero_averages_nothing(tmp_path):
     assert_close(spy.validated[0], spy.steps[-1])
 
 
+class StartWeights(L.Callback):
+    """The parameters training starts from."""
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        self.weights = _parameters(pl_module)
+
+
+def test_a_fit_resumed_with_the_average_off_trains_on_from_the_training_weights(averaged,
+                                                                               tmp_path):
+    module, checkpoint, _ = averaged
+    last = torch.load(checkpoint.last_model_path, weights_only=True)
+    start = StartWeights()
+    trainer = L.Trainer(max_epochs=3, logger=False, num_sanity_val_steps=0, limit_train_batches=1,
+                        limit_val_batches=1, callbacks=[WeightAverage(0.0), start],
+                        enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False)
+    trainer.fit(RelationalTask(net={"channels": 8}, blend_baseline=False),
+                module.trainer.datamodule, ckpt_path=checkpoint.last_model_path)
+    assert_close(last["current_model_state"], start.weights)
+    averaged = checked_weights(last)
+    assert any(not torch.allclose(start.weights[k], averaged[k]) for k in start.weights)
+
+
 @pytest.mark.parametrize("decay", [-0.1, 1.0])
 def test_a_decay_outside_zero_to_one_is_refused(decay):
     with pytest.raises(ValueError, match=f"ema.decay={decay}"):
