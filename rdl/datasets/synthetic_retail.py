@@ -185,14 +185,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from urllib.parse import parse_qsl
 
-from rdl.home import rdl_home
+from rdl.home import build_folder, rdl_home
 from rdl.db.connect import FOLDER_SCHEMA_FILE
 from rdl.datasets.retail import params
 from rdl.datasets.retail.tables import WIDE_TABLES, table_specs
@@ -274,23 +272,11 @@ def path(transactions: int = DEFAULT_TRANSACTIONS, **options) -> Path:
     # no "=" in the name: readers take a "key=value" folder for a hive partition column
     changed = "-".join(f"{k}_{str(v).lower()}" for k, v in sorted(options.items())
                        if v != OPTIONS[k])
-    home = rdl_home()
-    folder = home / (f"synthetic_retail_v{params.VERSION}" + (f"-{changed}" if changed else ""))
+    folder = rdl_home() / (f"synthetic_retail_v{params.VERSION}"
+                           + (f"-{changed}" if changed else ""))
     specs = table_specs(options["wide"])
-    if all((folder / f"{name}.parquet").is_file() for name in specs):
-        return folder
-    home.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(folder, ignore_errors=True)  # an incomplete copy
-    temp = Path(tempfile.mkdtemp(prefix=".synthetic_retail-", dir=home))
-    try:
-        generate(temp, **options)
-        temp.rename(folder)
-    except OSError:
-        if not folder.is_dir():
-            raise
-    finally:  # gone after the rename; left over if another process finished first
-        shutil.rmtree(temp, ignore_errors=True)
-    return folder
+    return build_folder(folder, lambda temp: generate(temp, **options),
+                        lambda f: all((f / f"{name}.parquet").is_file() for name in specs))
 
 
 def load(schema=None, **options):

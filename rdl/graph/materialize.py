@@ -63,9 +63,9 @@ def materialize_table(
     result is stored in a file per table and set of columns, under a hash of
     the column values, stypes and embedder, so only a changed table is
     materialised again (and the file is memory mapped when read back); a
-    corrupt or stale cache file is reported and rebuilt. With ``col_stats`` (e.g. from a trained model), values are
-    encoded with those stats, so categories keep the indices the model
-    learned, and nothing is cached.
+    corrupt or stale cache file is reported and rebuilt. With ``col_stats``
+    (e.g. from a trained model), values are encoded with those stats, so
+    categories keep the indices the model learned, and nothing is cached.
     """
     stypes = {c: s for c, s in table.stypes.items() if c not in exclude}
     if not stypes or len(table) == 0:
