@@ -88,10 +88,11 @@ class TemporalNodeStats:
                 return exists.to(torch.float32).mul_(math.log(2)).unsqueeze(1)
             latest = (src_time.index_select(0, parent.clamp(min=0)) if src_time.numel() > 0
                       else torch.zeros_like(parent))  # no source rows: every parent is -1
-            if time is not None:
-                exists &= latest <= time
+            if time is None:
+                return self._timed(exists.long(), latest, exists, None, [])
+            exists &= latest <= time
             return self._timed(exists.long(), latest, exists, time,
-                               lambda w: exists & (latest > time - w))
+                               [exists & (latest > time - w) for w in self.windows])
         assert isinstance(adjacency, TimeSortedCSC)
         bounds = adjacency.bounds.index_select(0, node)
         start, end = bounds[:, 0], bounds[:, 1]
@@ -99,29 +100,27 @@ class TemporalNodeStats:
             return torch.log1p((end - start).to(torch.float32)).unsqueeze(1)
         if time is None:
             count = end - start
-            return self._timed(count, None, count > 0, None, None)
+            return self._timed(count, None, count > 0, None, [])
         code = self.index.time_code[src]
         base = node << CODE_BITS
         key = adjacency.key
-        upper = torch.searchsorted(key, base + code.bound(time), right=True)
+        # one binary search for the cut at the seed time and at each window's start
+        cuts = torch.stack([time] + [time - w for w in self.windows])
+        found = torch.searchsorted(key, (code.bound(cuts) + base).view(-1), right=True)
+        upper, *lowers = found.view(cuts.shape).unbind(0)
         count = upper - start
         has = count > 0
         latest_code = key.index_select(0, (upper - 1).clamp(min=0)) - base
         latest = code.decode(latest_code.clamp(min=0, max=None).where(has, 0))
-
-        def in_window(w: int) -> Tensor:
-            lower = torch.searchsorted(key, base + code.bound(time - w), right=True)
-            return upper - lower
-
-        return self._timed(count, latest, has, time, in_window)
+        return self._timed(count, latest, has, time, [upper - lower for lower in lowers])
 
     def _timed(self, count: Tensor, latest: Tensor | None, has: Tensor, time: Tensor | None,
-               in_window) -> Tensor:
+               window_counts: list[Tensor]) -> Tensor:
         columns = [count.to(torch.float32)]
         if time is None:
             columns += [torch.zeros_like(columns[0])] * (NUM_WINDOWS + 1)
             return torch.stack(columns, 1).log1p_()
-        columns += [in_window(w).to(torch.float32) for w in self.windows]
+        columns += [in_window.to(torch.float32) for in_window in window_counts]
         days = (time - latest).to(torch.float32).div_(SECONDS_PER_DAY).clamp_(min=0)
         columns.append(torch.where(has, days, NEVER_DAYS))
         return torch.stack(columns, 1).log1p_()
