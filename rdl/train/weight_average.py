@@ -6,7 +6,6 @@ setting was when its checkpoint was written."""
 from __future__ import annotations
 
 import warnings
-from copy import deepcopy
 from typing import Any
 
 import lightning as L
@@ -64,12 +63,13 @@ class WeightAverage(EMAWeightAveraging):
     def on_load_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule,
                            checkpoint: dict[str, Any]) -> None:
         """In ``fit``: both sets of weights, or, from a checkpoint written
-        with the average off, an average that starts with the resumed training. Outside
-        ``fit`` the module already holds the averaged ones (``state_dict``)."""
+        with the average off, an average that starts with the resumed
+        training. Outside ``fit`` the module already holds the averaged ones
+        (``state_dict``)."""
         if self._average_model is not None and AVERAGE_KEY not in checkpoint:
             rank_zero_info("ema: the checkpoint holds no average of the weights (written with"
                            " the average off); the average starts with the resumed training")
-            self._average_model.module.load_state_dict(deepcopy(checkpoint["state_dict"]))
+            self._average_model.module.load_state_dict(checkpoint["state_dict"])  # copies
         elif self._average_model is not None:
             super().on_load_checkpoint(trainer, pl_module, checkpoint)
         elif trainer.state.fn == "fit" and CURRENT_KEY in checkpoint:

