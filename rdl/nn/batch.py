@@ -63,6 +63,9 @@ class PackedBatch:
         past_label (dict): For the entity type of an event-level task, each
             node's own label and whether the model may see it ``[N, 2]``:
             only rows strictly older than their seed show their label.
+        seed_features (Tensor, optional): Per-seed input features ``[B, F]``
+            (the baseline's aggregates), for a model built with
+            ``seed_features=F``.
     """
 
     features: dict[str, dict[str, Tensor]]
@@ -79,6 +82,7 @@ class PackedBatch:
     seed_index: dict[str, Tensor] = field(default_factory=dict)
     node_stats: dict[str, Tensor] = field(default_factory=dict)
     past_label: dict[str, Tensor] = field(default_factory=dict)
+    seed_features: Tensor | None = None
 
     @property
     def num_seeds(self) -> int:
@@ -107,6 +111,8 @@ class PackedBatch:
                    *self.node_id.values(), *self.seed_index.values()]
         for feats in self.features.values():
             tensors.extend(feats.values())
+        if self.seed_features is not None:
+            tensors.append(self.seed_features)
         for layer in self.inv_degree + self.msg_src:
             tensors.extend(layer.values())
         tensors.extend(self.msg_slot + self.msg_weight)

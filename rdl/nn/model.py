@@ -46,6 +46,10 @@ class RelationalModel(torch.nn.Module):
             (default: :obj:`None`)
         settings (ModelSettings or dict, optional): The model's settings (see
             :class:`~rdl.nn.ModelSettings`). (default: :obj:`None`, the defaults)
+        seed_features (int, optional): Width of the per-seed input features
+            (:attr:`PackedBatch.seed_features`, e.g. the baseline's
+            aggregates), added to each seed's embedding through a two-layer
+            MLP before the head; :obj:`0` for none. (default: :obj:`0`)
         **overrides: Any :class:`~rdl.nn.ModelSettings` field, on top of
             :obj:`settings` (e.g. ``channels=128``).
     """
@@ -59,6 +63,7 @@ class RelationalModel(torch.nn.Module):
         out_channels: int = 1,
         item_type: str | None = None,
         settings: ModelSettings | dict | None = None,
+        seed_features: int = 0,
         **overrides,
     ):
         super().__init__()
@@ -102,6 +107,14 @@ class RelationalModel(torch.nn.Module):
             self.head = IDGNNHead(channels, spec.num_nodes[item_type], cfg.head_layers)
         else:
             self.head = NodeHead(channels, out_channels, cfg.head_layers)
+        self.seed_mlp = None
+        if seed_features:
+            if task_type == RECOMMENDATION:
+                raise ValueError("seed_features feed the seed's embedding of a classification "
+                                 "or regression head; a recommendation model takes none")
+            self.seed_mlp = torch.nn.Sequential(
+                torch.nn.Linear(seed_features, channels), torch.nn.ReLU(),
+                torch.nn.Linear(channels, channels))
         self.num_layers = cfg.num_layers
         self.packer = BatchPacker(spec.metadata, seed_type, cfg.num_layers, trim=not idgnn,
                                   stats_widths=widths,
@@ -128,7 +141,13 @@ class RelationalModel(torch.nn.Module):
             item = self.item_type
             return self.head(prefix(x[self.seed_type], num_seeds), x[item],
                              batch.seed_index[item], batch.node_id[item])
-        return self.head(prefix(x[self.seed_type], num_seeds))
+        h = prefix(x[self.seed_type], num_seeds)
+        if self.seed_mlp is not None:
+            if batch.seed_features is None:
+                raise ValueError("This model reads per-seed features (the baseline's "
+                                 "aggregates) and the batch has none")
+            h = h + self.seed_mlp(batch.seed_features)
+        return self.head(h)
 
     def __repr__(self) -> str:
         head = f", rec_head={self.rec_head!r}" if self.rec_head else ""

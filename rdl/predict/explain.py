@@ -91,9 +91,19 @@ def explain(predictor, id, at: str | pd.Timestamp, item=None) -> pd.DataFrame:
     seeds = predictor._seeds([id], at)
     batch = next(iter(predictor.datamodule.loader(seeds, pack=False))).inputs
     model = predictor.module.model
-    out = model(model.packer(batch))
+    pack = model.packer
+    aggregates = predictor.module.baseline_features
+    if aggregates is not None:
+        warnings.warn("This model also reads the baseline's aggregates of the entity "
+                      "(model.baseline_features); they are held fixed here, and their effect "
+                      "is not explained", stacklevel=2)
+        fixed = aggregates.compute(predictor.db, predictor.info.make_task(), seeds)
+
+        def pack(sampled: HeteroData) -> PackedBatch:
+            return dataclasses.replace(model.packer(sampled), seed_features=fixed)
+    out = model(pack(batch))
     read, explained = _readout(predictor, id, at, item, out)
-    run, base = _Runner(model, read), read(out)
+    run, base = _Runner(model, read, pack), read(out)
     graph, seed_type = predictor.graph, predictor.info.seed_type
     present = [nt for nt in batch.node_types if batch[nt].num_nodes > 0]
     columns = {nt: _columns(model.spec, nt) for nt in present}
@@ -145,13 +155,14 @@ class _Runner:
     """Packs a sampled batch, sets some columns of one node type to their
     typical values, and reads the output explained."""
 
-    def __init__(self, model, read: Callable[[Tensor], float]) -> None:
-        self.model, self.read = model, read
+    def __init__(self, model, read: Callable[[Tensor], float],
+                 pack: Callable[[HeteroData], PackedBatch]) -> None:
+        self.model, self.read, self.pack = model, read, pack
         self.typical = _Typical(model.spec)
 
     def __call__(self, batch: HeteroData, node_type: str | None = None,
                  columns: list[str] = ()) -> float:
-        packed = self.model.packer(batch)
+        packed = self.pack(batch)
         if columns:
             packed = self.typical(packed, node_type, columns)
         return self.read(self.model(packed))

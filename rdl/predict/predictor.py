@@ -21,7 +21,7 @@ from rdl.train.callbacks import prediction_frame
 from rdl.train.checkpoint import CheckpointError, checked_weights
 from rdl.train.data import RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo
-from rdl.train.module import RelationalTask, module_arguments
+from rdl.train.module import RelationalTask, module_arguments, stored_baseline_features
 from rdl.train.plots import RunPlots
 from rdl.train.recommend import item_scores
 from rdl.train.seeds import Seeds, node_indices
@@ -94,6 +94,7 @@ class Predictor:
         info = TaskInfo.from_plain(checkpoint[CHECKPOINT_KEY])
         module = RelationalTask(**{**module_arguments(checkpoint["hyper_parameters"]),
                                    "compile": False})
+        module.baseline_features = stored_baseline_features(checkpoint)
         module.build(info)
         module.load_state_dict(checked_weights(checkpoint, path))
         if BLEND_KEY in checkpoint:
@@ -199,8 +200,10 @@ class Predictor:
 
     @torch.no_grad()
     def _run(self, seeds: Seeds) -> list[dict]:
-        blend = self.module.blend
+        blend, features = self.module.blend, self.module.baseline_features
         if blend is not None and seeds.prior is None:
             seeds.prior = blend.prior(self.db, self.info.make_task(), seeds)
+        if features is not None and seeds.features is None:
+            seeds.features = features.compute(self.db, self.info.make_task(), seeds)
         return [self.module.predict_step(batch, 0) for batch in self.datamodule.loader(seeds)]
 

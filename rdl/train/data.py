@@ -17,7 +17,7 @@ from torch_geometric.loader import NodeLoader
 from rdl.db import Database
 from rdl.graph import build_graph, load_graph, safe_name, save_graph
 from rdl.graph.fingerprint import db_feature_columns, schema_mismatch, spec_feature_columns
-from rdl.nn.batch import BatchPacker, without_features
+from rdl.nn.batch import BatchPacker, PackedBatch, without_features
 from rdl.sampling import NUM_WINDOWS, SamplingSettings, TemporalNeighborSampler, TemporalNodeStats
 from rdl.sampling.neighbors import expand_ranges
 from rdl.tasks import SPLITS, Task, parse_timedelta, repeat_rate, task_types as types
@@ -438,7 +438,8 @@ class AttachLabels:
     """Loader transform: picks the batch's labels (and, given a
     :class:`SeenIndex`, each seed's already-seen items), adds the temporal
     neighbour statistics if given, and applies the model's own batch
-    transform, all inside the loader workers."""
+    transform (then hands a packed batch its seeds' :attr:`Seeds.features`,
+    if they have any), all inside the loader workers."""
 
     def __init__(self, seeds: Seeds, entity_type: str, then: Callable | None,
                  stats: TemporalNodeStats | None = None, seen: SeenIndex | None = None) -> None:
@@ -453,6 +454,8 @@ class AttachLabels:
         if self.stats is not None:
             batch = self.stats(batch)
         inputs = self.then(batch) if self.then is not None else batch
+        if self.seeds.features is not None and isinstance(inputs, PackedBatch):
+            inputs.seed_features = self.seeds.features.index_select(0, position)
         seen = None if self.seen is None else self.seen.lookup(
             self.seeds.node.index_select(0, position), self.seeds.time.index_select(0, position))
         if self.seeds.label_ptr is None:  # one label per seed (a Predictor's seeds: zeros)

@@ -21,6 +21,7 @@ from rdl.nn import GraphSpec, ModelSettings, RelationalModel, compile_model
 from rdl.nn.settings import settings_names
 from rdl.tasks import task_types as types
 from rdl.tasks.history import describe_exclude_seen, resolve_exclude_seen
+from rdl.train.baseline_features import BASELINE_FEATURES_KEY, BaselineFeatures
 from rdl.train.blend import BLEND_KEY, BaselineBlend, blend_refusal, fit_blend
 from rdl.train.checkpoint import CheckpointError, add_checksum, checked_weights
 from rdl.train.compile_choice import CompileSetting, check_compile_setting, choose_compile
@@ -97,6 +98,13 @@ class RelationalTask(L.LightningModule):
             AUROC and gained up to 1.4 (retail fraud 0.898 vs 0.884, LightGBM
             0.893; the 1k-customer shop 0.755 vs 0.743, LightGBM 0.750); see
             benchmarks/REPORT.md. (default: :obj:`True`)
+        baseline_features (bool): Classification and regression tasks: give
+            the model the baseline's aggregate features of each seed (counts,
+            sums and recencies per past window, at the seed's time) as an
+            input beside its sampled subgraph (see
+            :mod:`rdl.train.baseline_features`). An option, off by default:
+            over seeds 0-2 it helped some tasks and hurt others (see
+            benchmarks/REPORT.md). (default: :obj:`False`)
     """
 
     def __init__(
@@ -110,6 +118,7 @@ class RelationalTask(L.LightningModule):
         lr_floor: float = 0.1,
         compile: CompileSetting = "auto",
         blend_baseline: bool = True,
+        baseline_features: bool = False,
     ) -> None:
         super().__init__()
         check_compile_setting(compile)
@@ -125,11 +134,13 @@ class RelationalTask(L.LightningModule):
                                    "lr": lr, "weight_decay": weight_decay,
                                    "lr_schedule": lr_schedule, "warmup": warmup,
                                    "lr_floor": lr_floor, "compile": compile,
-                                   "blend_baseline": blend_baseline})
+                                   "blend_baseline": blend_baseline,
+                                   "baseline_features": baseline_features})
         self.info: TaskInfo | None = None
         self.model: RelationalModel | None = None
         self.metrics = torch.nn.ModuleDict()
         self.blend: BaselineBlend | None = None
+        self.baseline_features: BaselineFeatures | None = None
         self._epoch_started: float | None = None  # None in an epoch resumed mid-way
 
     # -- building ------------------------------------------------------------
@@ -146,7 +157,14 @@ class RelationalTask(L.LightningModule):
             rank_zero_warn(f"data.num_neighbors samples {hops} hops but model.net.num_layers is "
                            f"{self.net.num_layers}: give one fan-out per layer (e.g. "
                            f"num_neighbors: {[16] * self.net.num_layers})")
-        self.build(info_from_datamodule(datamodule))
+        info = info_from_datamodule(datamodule)
+        if self.hparams.get("baseline_features") and info.task_type != types.RECOMMENDATION:
+            train = datamodule.split_seeds("train")
+            self.baseline_features, train.features = BaselineFeatures.fit(
+                datamodule.db, datamodule.task, train, datamodule.exclusions)
+            rank_zero_info(f"baseline_features: {self.baseline_features.width} aggregates of "
+                           "each seed feed the model")
+        self.build(info)
 
     def build(self, info: TaskInfo) -> None:
         """Creates the model, its batch transform and the metrics for ``info``."""
@@ -158,6 +176,7 @@ class RelationalTask(L.LightningModule):
             out_channels=info.out_channels, item_type=info.item_type, settings=net,
             shallow_types=_node_types(net.shallow_types),
             past_labels=net.past_labels and shows_past_labels(info.make_task(), info.task_type),
+            seed_features=self.baseline_features.width if self.baseline_features else 0,
         )
         self.exclude_seen = False
         if info.task_type == types.RECOMMENDATION:
@@ -184,6 +203,8 @@ class RelationalTask(L.LightningModule):
         checkpoint[CHECKPOINT_KEY] = self.info.to_plain()
         if self.blend is not None:
             checkpoint[BLEND_KEY] = self.blend.to_plain()
+        if self.baseline_features is not None:
+            checkpoint[BASELINE_FEATURES_KEY] = self.baseline_features.to_plain()
         add_checksum(checkpoint)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
@@ -196,6 +217,7 @@ class RelationalTask(L.LightningModule):
         blend = checkpoint.get(BLEND_KEY)
         self.blend = BaselineBlend.from_plain(blend) if blend is not None else None
         if self.info is None:
+            self.baseline_features = stored_baseline_features(checkpoint)
             self.build(info)
         elif (why := _difference(info, self.info)) is not None:
             raise ValueError("The checkpoint was trained on another schema or task than this "
@@ -224,6 +246,8 @@ class RelationalTask(L.LightningModule):
 
     def on_fit_start(self) -> None:
         self.blend = None  # a resumed run's blend belongs to other weights
+        for split in ("train", "val"):
+            self._attach_features(split, again=split != "train")
         if self.hparams.compile == "auto":  # now the number of steps is known
             on, why = choose_compile("auto", self.device.type,
                                      self.trainer.estimated_stepping_batches)
@@ -266,13 +290,29 @@ class RelationalTask(L.LightningModule):
 
     def on_validation_start(self) -> None:
         if self.trainer.state.fn == "validate":  # not the validation rounds of fit
+            self._attach_features("val")
             self._attach_prior("val")
 
     def on_test_start(self) -> None:
-        self._attach_prior(getattr(self.trainer.datamodule, "test_split", "test"))
+        split = getattr(self.trainer.datamodule, "test_split", "test")
+        self._attach_features(split)
+        self._attach_prior(split)
 
     def on_predict_start(self) -> None:
+        self._attach_features(self.trainer.datamodule.predict_split)
         self._attach_prior(self.trainer.datamodule.predict_split)
+
+    def _attach_features(self, split: str, again: bool = True) -> None:
+        """Gives the seeds of ``split`` the baseline features this model reads
+        (computed again unless ``again`` is off and they have some)."""
+        datamodule = self.trainer.datamodule
+        if datamodule is None:
+            return
+        seeds = datamodule.split_seeds(split)
+        if self.baseline_features is None:
+            seeds.features = None
+        elif again or seeds.features is None:
+            seeds.features = self.baseline_features.compute(datamodule.db, datamodule.task, seeds)
 
     def _attach_prior(self, split: str) -> None:
         """Gives the seeds of ``split`` this module's LightGBM outputs (another
@@ -461,6 +501,12 @@ def module_arguments(hparams: dict) -> dict:
     if flat:
         arguments["net"] = {**flat, **arguments.get("net", {})}
     return arguments
+
+
+def stored_baseline_features(checkpoint: dict) -> BaselineFeatures | None:
+    """The baseline-feature scaling a checkpoint's model reads, if any."""
+    plain = checkpoint.get(BASELINE_FEATURES_KEY)
+    return None if plain is None else BaselineFeatures.from_plain(plain)
 
 
 def _difference(trained: TaskInfo, current: TaskInfo) -> str | None:

@@ -28,6 +28,9 @@ class Seeds:
         timestamps (pandas.Series): The prediction times, to report back.
         prior (Tensor, optional): A second model's logit or value per seed
             ``[S]``, blended into the GNN's (see :mod:`rdl.train.blend`).
+        features (Tensor, optional): The baseline's scaled aggregates of each
+            seed ``[S, F]``, a model input (see
+            :mod:`rdl.train.baseline_features`).
     """
 
     node: Tensor
@@ -37,6 +40,7 @@ class Seeds:
     ids: pd.Series
     timestamps: pd.Series
     prior: Tensor | None = None
+    features: Tensor | None = None
 
     def __len__(self) -> int:
         return self.node.numel()

