@@ -105,7 +105,7 @@ class BaselineFeatures:
 def _signed_log(frame: pd.DataFrame) -> np.ndarray:
     """``sign(x) * log1p(|x|)`` of every column as float64 (NaN stays NaN):
     counts and sums span orders of magnitude, and a few huge ones would
-    otherwise dominate the standardised scale."""
-    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64,
-                                                                 na_value=np.nan)
+    otherwise dominate the standardised scale. The baseline's numeric
+    columns are already float32 (:func:`rdl.baseline.features.compute_features`)."""
+    values = frame.to_numpy(dtype=np.float64, na_value=np.nan)
     return np.sign(values) * np.log1p(np.abs(values))
