@@ -179,7 +179,8 @@ def build_database(
         issues.extend(found)
         key_columns[name] = pk
         if df.empty:
-            issues.append(DataIssue("empty_table", name, None, 0, "table kept", "table has no rows"))
+            issues.append(DataIssue("empty_table", name, None, 0, "table kept",
+                                    "table has no rows"))
         frames[name] = df
     issues = source.issues + issues
     links: dict[str, dict[str, str]] = {name: {} for name in frames}

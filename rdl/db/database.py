@@ -181,8 +181,9 @@ def dropped_features(
                     f"exclude_columns names {table}.{times[table]}, which is the time column "
                     "and always read."
                 )
+    keep, drop = columns or {}, exclude_columns or {}
     return {
         name: [c for c in features if c != times[name] and (
-            c not in (columns or {}).get(name, features) or c in (exclude_columns or {}).get(name, ()))]
+            c not in keep.get(name, features) or c in drop.get(name, ()))]
         for name, features in stypes.items()
     }

@@ -74,7 +74,8 @@ class DuckDBSource:
                     pk = tuple(cols)
                 else:
                     fks.append(ForeignKey(tuple(cols), ref_table, tuple(ref_cols) or None))
-            schema = self.con.sql(f"SELECT * FROM {self._table(name)} LIMIT 0").to_arrow_table().schema
+            empty = self.con.sql(f"SELECT * FROM {self._table(name)} LIMIT 0")
+            schema = empty.to_arrow_table().schema
             tables.append(TableInfo(
                 name, list(schema.names), pk, fks,
                 source_types={c: t for table, c, t in types if table == name},
@@ -95,7 +96,8 @@ class DuckDBSource:
         try:
             return self.con.sql(query, params=params).to_arrow_table()
         except duckdb.Error as exc:
-            raise SourceError(f"Could not read table {info.name!r} of {self.shown}: {exc}") from None
+            raise SourceError(
+                f"Could not read table {info.name!r} of {self.shown}: {exc}") from None
 
     def close(self) -> None:
         self.con.close()

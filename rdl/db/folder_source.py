@@ -114,7 +114,8 @@ class _CsvTable:
 
     def info(self, name: str) -> TableInfo:
         try:
-            with pv.open_csv(self.path, parse_options=pv.ParseOptions(delimiter=self.delimiter)) as reader:
+            parse_options = pv.ParseOptions(delimiter=self.delimiter)
+            with pv.open_csv(self.path, parse_options=parse_options) as reader:
                 names = list(reader.schema.names)
         except (pa.ArrowException, OSError) as exc:
             raise SourceError(f"Could not read CSV {self.path}: {exc}") from None

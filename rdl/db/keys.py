@@ -159,7 +159,8 @@ def _joint_codes(parent: list[pd.Series], child: list[pd.Series]) -> tuple[np.nd
     missing = np.zeros(n_parent + len(child[0]), dtype=bool)
     for p, c in zip(parent, child):
         p_arr, c_arr = _arrow_pair(_tidy_key_dtype(p), _tidy_key_dtype(c))
-        codes, uniques = pd.factorize(pa.concat_arrays([p_arr, c_arr]).to_pandas(), use_na_sentinel=True)
+        both = pa.concat_arrays([p_arr, c_arr]).to_pandas()
+        codes, uniques = pd.factorize(both, use_na_sentinel=True)
         missing |= codes < 0
         width = max(len(uniques), 1)
         parent_codes = parent_codes * width + codes[:n_parent]

@@ -53,7 +53,8 @@ class ReadOptions:
 
     def check_names(self, infos: dict[str, TableInfo]) -> None:
         """Raises if an option names a table or column the source lacks."""
-        for option, mapping in (("columns", self.columns), ("exclude_columns", self.exclude_columns)):
+        options = (("columns", self.columns), ("exclude_columns", self.exclude_columns))
+        for option, mapping in options:
             for table, cols in (mapping or {}).items():
                 if table not in infos:
                     raise SchemaError(
@@ -61,7 +62,8 @@ class ReadOptions:
                         f"tables are {sorted(infos)}."
                     )
                 if isinstance(cols, str):
-                    raise SchemaError(f"{option}[{table!r}] must be a list of column names, got {cols!r}.")
+                    raise SchemaError(
+                        f"{option}[{table!r}] must be a list of column names, got {cols!r}.")
                 missing = [c for c in cols if c not in infos[table].columns]
                 if missing:
                     raise SchemaError(
@@ -118,7 +120,8 @@ def time_bound(info: TableInfo, spec: TimeColumn, upto: pd.Timestamp) -> TimeBou
     if pa.types.is_date(arrow_type) and spec.unit is None:
         return TimeBound(spec.column, pa.scalar(upto.date(), type=arrow_type))
     if pa.types.is_integer(arrow_type) and spec.unit in _EPOCH_NS:
-        return TimeBound(spec.column, pa.scalar(upto.value // _EPOCH_NS[spec.unit], type=pa.int64()))
+        bound = upto.value // _EPOCH_NS[spec.unit]
+        return TimeBound(spec.column, pa.scalar(bound, type=pa.int64()))
     if pa.types.is_integer(arrow_type) and spec.unit in ("year", "month", "day"):
         code = {"year": upto.year, "month": upto.year * 100 + upto.month,
                 "day": upto.year * 10_000 + upto.month * 100 + upto.day}[spec.unit]

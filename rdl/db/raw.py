@@ -105,7 +105,8 @@ def _usable_columns(name: str, data: pa.Table) -> tuple[pa.Table, list[DataIssue
     issues: list[DataIssue] = []
     keep = {}
     for i, f in enumerate(data.schema):
-        if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type) or pa.types.is_fixed_size_binary(f.type):
+        if (pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)
+                or pa.types.is_fixed_size_binary(f.type)):
             issues.append(DataIssue(
                 "unsupported_column", name, f.name, data.num_rows, "column dropped",
                 f"binary column (type {f.type}) cannot be a feature",

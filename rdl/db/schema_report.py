@@ -81,7 +81,8 @@ def plot_schema(db: Database, path: str | Path) -> None:
     names = list(db.tables)
     n = len(names)
     pos = {
-        name: (math.cos(2 * math.pi * i / n), math.sin(2 * math.pi * i / n)) if n > 1 else (0.0, 0.0)
+        name: ((math.cos(2 * math.pi * i / n), math.sin(2 * math.pi * i / n))
+               if n > 1 else (0.0, 0.0))
         for i, name in enumerate(names)
     }
     fig, ax = plt.subplots(figsize=(8, 8))
@@ -104,7 +105,8 @@ def plot_schema(db: Database, path: str | Path) -> None:
         if table.time_column:
             label += f"\ntime: {table.time_column}"
         ax.text(x, y, label, ha="center", va="center", fontsize=10,
-                bbox=dict(boxstyle="round", facecolor="#e8f0fe" if table.time_column else "#f1f3f4"))
+                bbox=dict(boxstyle="round",
+                          facecolor="#e8f0fe" if table.time_column else "#f1f3f4"))
     ax.set_xlim(-1.5, 1.5)
     ax.set_ylim(-1.5, 1.5)
     ax.set_axis_off()

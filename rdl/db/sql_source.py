@@ -26,7 +26,8 @@ from rdl.db.schema import ForeignKey
 
 # Driver module to try, and the package to install, for URLs without a driver.
 _DEFAULT_DRIVERS = {
-    "postgresql": [("psycopg", "psycopg", "psycopg[binary]"), ("psycopg2", "psycopg2", "psycopg2-binary")],
+    "postgresql": [("psycopg", "psycopg", "psycopg[binary]"),
+                   ("psycopg2", "psycopg2", "psycopg2-binary")],
     "mysql": [("pymysql", "pymysql", "pymysql"), ("mysqldb", "MySQLdb", "mysqlclient")],
     "mariadb": [("pymysql", "pymysql", "pymysql"), ("mysqldb", "MySQLdb", "mysqlclient")],
 }
@@ -144,7 +145,8 @@ class SQLSource:
         wanted = [c for c in self._columns[info.name] if c["name"] in columns]
         binary = [c for c in wanted if isinstance(c["type"], sa.types._Binary)]
         readable = [c for c in wanted if c not in binary]
-        table = sa.table(info.name, *[sa.column(c["name"]) for c in readable], schema=self.sql_schema)
+        table = sa.table(info.name, *[sa.column(c["name"]) for c in readable],
+                         schema=self.sql_schema)
         query = sa.select(*table.columns)
         if bound is not None:
             column = sa.column(bound.column)
@@ -183,7 +185,8 @@ class SQLSource:
     def _reflect(self, inspector: sa.Inspector, name: str) -> TableInfo:
         columns = inspector.get_columns(name, schema=self.sql_schema)
         self._columns[name] = columns
-        pk = tuple(inspector.get_pk_constraint(name, schema=self.sql_schema)["constrained_columns"] or ())
+        pk_constraint = inspector.get_pk_constraint(name, schema=self.sql_schema)
+        pk = tuple(pk_constraint["constrained_columns"] or ())
         fks = [
             ForeignKey(
                 tuple(fk["constrained_columns"]),
@@ -221,7 +224,8 @@ class SQLSource:
             dbapi_conn = self.conn.connection.dbapi_connection
         except sa.exc.SQLAlchemyError:  # no connection left to ask
             return True
-        return self.engine.dialect.is_disconnect(getattr(exc, "orig", None) or exc, dbapi_conn, None)
+        cause = getattr(exc, "orig", None) or exc
+        return self.engine.dialect.is_disconnect(cause, dbapi_conn, None)
 
 
 def _comparable(dialect: str, sql_type: sa.types.TypeEngine) -> pa.DataType | None:

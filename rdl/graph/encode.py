@@ -31,7 +31,8 @@ def numerical_stats(values: np.ndarray) -> dict[StatType, Any]:
     """Mean, std and quantiles of the finite values (NaN when there are none)."""
     finite = values[np.isfinite(values)]
     if finite.size == 0:
-        return {StatType.MEAN: np.nan, StatType.STD: np.nan, StatType.QUANTILES: list(_NAN_QUANTILES)}
+        return {StatType.MEAN: np.nan, StatType.STD: np.nan,
+                StatType.QUANTILES: list(_NAN_QUANTILES)}
     return {
         StatType.MEAN: float(finite.mean()),
         StatType.STD: float(finite.std()),
@@ -60,7 +61,8 @@ def categorical_stats(codes: np.ndarray, names: list[str]) -> dict[StatType, Any
     return {StatType.COUNT: (ranked.index.tolist(), ranked.to_numpy().tolist())}
 
 
-def categorical_index(codes: np.ndarray, names: list[str], stats: dict[StatType, Any]) -> np.ndarray:
+def categorical_index(codes: np.ndarray, names: list[str],
+                      stats: dict[StatType, Any]) -> np.ndarray:
     """Each value's position in ``stats``' categories; -1 for missing or unseen values."""
     categories = stats[StatType.COUNT][0]
     position = pd.Index(categories, dtype=object).get_indexer(pd.Index(names, dtype=object))

@@ -56,7 +56,8 @@ def frame_to_plain(tf: TensorFrame) -> dict[str, Any]:
         elif isinstance(feat, torch.Tensor):
             feats[stype.value] = {"kind": "Tensor", "values": feat}
         else:
-            raise TypeError(f"Cannot store {type(feat).__name__} features of stype {stype.value!r}.")
+            raise TypeError(
+                f"Cannot store {type(feat).__name__} features of stype {stype.value!r}.")
     return {"feats": feats,
             "col_names": {stype.value: list(cols) for stype, cols in tf.col_names_dict.items()}}
 

@@ -40,7 +40,8 @@ def feature_frame(df: pd.DataFrame, stypes: dict[str, str]) -> pd.DataFrame:
         elif stype == "text_embedded":
             values = values.fillna("").astype(str)
         elif stype == "multicategorical":
-            values = values.map(lambda v: list(v) if isinstance(v, (list, tuple, np.ndarray)) else [])
+            values = values.map(
+                lambda v: list(v) if isinstance(v, (list, tuple, np.ndarray)) else [])
         elif stype == "embedding":
             dim = len(next(v for v in values if isinstance(v, (list, tuple, np.ndarray))))
             values = values.map(
@@ -96,8 +97,10 @@ class _Columns:
 
     def __init__(self, df: pd.DataFrame, stypes: dict[str, str]) -> None:
         self.num_rows = len(df)
-        self.numbers = {c: encode.numerical_values(df[c]) for c, s in stypes.items() if s == "numerical"}
-        self.codes = {c: encode.categorical_codes(df[c]) for c, s in stypes.items() if s == "categorical"}
+        self.numbers = {c: encode.numerical_values(df[c])
+                        for c, s in stypes.items() if s == "numerical"}
+        self.codes = {c: encode.categorical_codes(df[c])
+                      for c, s in stypes.items() if s == "categorical"}
         self.times = {c: df[c] if pd.api.types.is_datetime64_any_dtype(df[c])
                       else pd.to_datetime(df[c], errors="coerce")
                       for c, s in stypes.items() if s == "timestamp"}

@@ -68,7 +68,8 @@ def save_graph(data: HeteroData, path: str | Path) -> None:
         "format": FORMAT,
         "nodes": nodes,
         "edges": edges,
-        "col_stats_dict": {nt: stats_to_plain(s) for nt, s in getattr(data, "col_stats_dict", {}).items()},
+        "col_stats_dict": {nt: stats_to_plain(s)
+                           for nt, s in getattr(data, "col_stats_dict", {}).items()},
         "table_of": dict(getattr(data, "table_of", {})),
         "key_index": {nt: _index_to_plain(nt, index)
                       for nt, index in getattr(data, "key_index", {}).items()},
@@ -97,7 +98,8 @@ def load_graph(path: str | Path, *, mmap: bool = True) -> HeteroData:
     try:
         payload = torch.load(path, weights_only=True, mmap=mmap)
     except FileNotFoundError:
-        raise FileNotFoundError(f"No saved graph at {str(path)!r}; write one with save_graph().") from None
+        raise FileNotFoundError(
+            f"No saved graph at {str(path)!r}; write one with save_graph().") from None
     except RuntimeError as exc:
         raise ValueError(f"{path} is not a graph written by save_graph(): {exc}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:

@@ -64,7 +64,8 @@ def draw_block(world: World, block: int, first_ids: dict[str, int], *, repeats: 
                    * (1 - P.MERCHANT_FRAUD * (t_s >= world.merchants.compromised_s[merchant])))
     is_fraud = rng.random(len(t_s)) < fraud_p
     u = rng.random(len(t_s))
-    channel = np.where(is_fraud, pick_codes(P.FRAUD_CHANNEL_SHARE, u), pick_codes(P.CHANNEL_SHARE, u))
+    channel = np.where(is_fraud, pick_codes(P.FRAUD_CHANNEL_SHARE, u),
+                       pick_codes(P.CHANNEL_SHARE, u))
     sale = np.where(rng.random(len(t_s)) < P.SALE_SHARE, P.SALE_FACTOR, 1.0)
     mu = np.where(is_fraud, P.FRAUD_PRICE_LOG_MEAN, 0.0)
     price = world.articles.price[article] * sale * np.exp(mu + P.PRICE_LOG_SD
