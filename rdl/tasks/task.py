@@ -159,11 +159,13 @@ class Task:
 
     @property
     def horizon(self) -> pd.Timedelta | None:
-        """How far ahead the task looks (the spacing of training timestamps,
-        measured at ``val_timestamp``); ``None`` for event-level tasks."""
-        if self._step is None:
+        """How far ahead the task looks: the length of its (first) target window,
+        measured at ``val_timestamp``, whatever the spacing of training
+        timestamps; ``None`` for event-level tasks."""
+        if not self._windows:
             return None
-        return (self._val + self._step) - self._val
+        start, end = self._windows[0]
+        return (self._val + end) - (self._val + start)
 
     @property
     def entity_column(self) -> str | None:

@@ -103,3 +103,27 @@ def test_graph_file_is_built_once_then_mapped_and_rebuilt_when_stale(tmp_path):
         rebuilt = module(exclude_columns={"flights": ["arr_time"]}).prepare_graph()
     assert "arr_time" not in rebuilt["flights"].tf.col_names_dict[torch_frame.numerical]
     assert graph_file.stat().st_mtime_ns != first_write
+
+
+DAY = 86_400
+
+
+@pytest.mark.parametrize("timedelta", [None, "2d", "5d", "10d"])
+def test_count_windows_follow_the_target_window_not_the_training_step(timedelta):
+    """A 10-day target window gives counts over 2.5, 10 and 40 days, however
+    often the training timestamps come."""
+    task = Task(query="PREDICT EXISTS(views.*, 0, 10, days) FOR EACH users.user_id",
+                val_timestamp="2022-03-22", test_timestamp="2022-04-01", timedelta=timedelta)
+    assert task.horizon == pd.Timedelta(days=10)
+    data = RelationalDataModule("unused", task)
+    assert data.stat_window_seconds() == [DAY * 10 // 4, DAY * 10, DAY * 40]
+
+
+def test_count_windows_can_be_set_and_must_be_three():
+    task = Task(query="PREDICT COUNT(views.*, 0, 1, months) FOR EACH users.user_id",
+                val_timestamp="2022-03-22", test_timestamp="2022-05-01")
+    assert task.horizon == pd.Timedelta(days=31)  # March 22 to April 22
+    data = RelationalDataModule("unused", task, stat_windows=["1d", "7d", "2mo"])
+    assert data.stat_window_seconds() == [DAY, 7 * DAY, 61 * DAY]  # to May 22
+    with pytest.raises(ValueError, match=r"data.stat_windows needs 3 durations .* \(got \['7d'\]\)"):
+        RelationalDataModule("unused", task, stat_windows=["7d"]).stat_window_seconds()
