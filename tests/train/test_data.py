@@ -125,5 +125,6 @@ def test_count_windows_can_be_set_and_must_be_three():
     assert task.horizon == pd.Timedelta(days=31)  # March 22 to April 22
     data = RelationalDataModule("unused", task, stat_windows=["1d", "7d", "2mo"])
     assert data.stat_window_seconds() == [DAY, 7 * DAY, 61 * DAY]  # to May 22
-    with pytest.raises(ValueError, match=r"data.stat_windows needs 3 durations .* \(got \['7d'\]\)"):
+    with pytest.raises(ValueError,
+                       match=r"data.stat_windows needs 3 durations .* \(got \['7d'\]\)"):
         RelationalDataModule("unused", task, stat_windows=["7d"]).stat_window_seconds()
