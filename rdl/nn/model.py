@@ -8,7 +8,7 @@ from torch_geometric.data import HeteroData
 from rdl.nn.batch import BatchPacker, PackedBatch
 from rdl.nn.encoder import HeteroEncoder
 from rdl.nn.gnn import HeteroGNN
-from rdl.nn.heads import IDGNNHead, NodeHead, TwoTowerHead
+from rdl.nn.heads import IDGNNHead, ItemFeatures, NodeHead, TwoTowerHead
 from rdl.nn.keys import check_choice
 from rdl.nn.messages import prefix
 from rdl.nn.graph_spec import GraphSpec
@@ -101,10 +101,10 @@ class RelationalModel(torch.nn.Module):
                              out_types, gnn=cfg.gnn, aggr=cfg.aggr, heads=cfg.heads,
                              dropout=cfg.dropout)
         self.identity = torch.nn.Parameter(torch.randn(channels) * 0.1) if idgnn else None
-        if self.rec_head == "two_tower":
-            self.head = TwoTowerHead(channels, spec.num_nodes[item_type], cfg.head_layers)
-        elif idgnn:
-            self.head = IDGNNHead(channels, spec.num_nodes[item_type], cfg.head_layers)
+        if self.rec_head is not None:
+            head = TwoTowerHead if self.rec_head == "two_tower" else IDGNNHead
+            self.head = head(channels, spec.num_nodes[item_type], cfg.head_layers,
+                             _item_features(spec, item_type, channels, cfg.item_features))
         else:
             self.head = NodeHead(channels, out_channels, cfg.head_layers)
         self.seed_mlp = None
@@ -119,6 +119,18 @@ class RelationalModel(torch.nn.Module):
         self.packer = BatchPacker(spec.metadata, seed_type, cfg.num_layers, trim=not idgnn,
                                   stats_widths=widths,
                                   label_type=seed_type if cfg.past_labels else None)
+
+    @property
+    def item_features(self) -> ItemFeatures | None:
+        r"""The recommendation head's item columns, if it reads any."""
+        return getattr(self.head, "item_features", None)
+
+    def fill_item_features(self, graph: HeteroData) -> None:
+        r"""Copies the item table's columns from :obj:`graph` into the head
+        (a no-op for a model that reads none); needed once before training,
+        a checkpoint carries them."""
+        if self.item_features is not None:
+            self.item_features.fill(graph[self.item_type].tf)
 
     def pack(self, batch: HeteroData) -> PackedBatch:
         r"""Packs a sampled mini-batch for :meth:`forward` (same as :attr:`packer`)."""
@@ -153,6 +165,15 @@ class RelationalModel(torch.nn.Module):
         head = f", rec_head={self.rec_head!r}" if self.rec_head else ""
         return (f"{self.__class__.__name__}(task_type={self.task_type!r}, gnn={self.gnn_name!r}, "
                 f"encoder={self.encoder_name!r}, num_layers={self.num_layers}{head})")
+
+
+def _item_features(spec: GraphSpec, item_type: str, channels: int,
+                   wanted: bool) -> ItemFeatures | None:
+    columns = spec.col_names_dicts.get(item_type)
+    if not wanted or not ItemFeatures.readable(columns):
+        return None
+    return ItemFeatures(spec.num_nodes[item_type], channels, columns,
+                        spec.col_stats_dict[item_type])
 
 
 def _check_out_channels(task_type: str, out_channels: int) -> None:

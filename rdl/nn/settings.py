@@ -42,6 +42,10 @@ class ModelSettings:
         rec_head (str): Recommendation head: ``"two_tower"`` or ``"idgnn"``
             (two-tower scores of every item plus ID-GNN scores of the items in
             the seed's subgraph). (default: ``"two_tower"``)
+        item_features (bool): Recommendation: each item's embedding in the
+            head also reads the item table's categorical columns
+            (:class:`~rdl.nn.heads.ItemFeatures`), so items of the same kind
+            start alike. (default: :obj:`True`)
         shallow_types (list[str], optional): Tables (node types) whose rows
             also get a learned embedding each (e.g. ``[articles]``).
             (default: :obj:`None`)
@@ -68,6 +72,7 @@ class ModelSettings:
     stype_encoders: dict[str, str] | None = None
     head_layers: int = 1
     rec_head: str = "two_tower"
+    item_features: bool = True
     shallow_types: list[str] | None = None
     temporal_stats: bool = True
     past_labels: bool = False

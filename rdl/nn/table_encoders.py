@@ -42,8 +42,10 @@ class _Numerical(torch.nn.Module):
         return self.lin(torch.cat([x, (~finite).to(x.dtype)], dim=1))
 
 
-class _Categorical(torch.nn.Module):
-    # Sum of the columns' category embeddings; -1 (missing) -> zero padding.
+class CategoricalTerm(torch.nn.Module):
+    """Categorical columns -> the sum of their category embeddings, a missing
+    code (-1) adding nothing: ``[rows, columns] -> [rows, channels]``."""
+
     def __init__(self, stats: list[dict], channels: int):
         super().__init__()
         sizes = [len(s[StatType.COUNT][0]) for s in stats]
@@ -54,7 +56,7 @@ class _Categorical(torch.nn.Module):
         return self.emb(torch.where(feat < 0, 0, feat + self.offset + 1)).sum(dim=1)
 
 
-class _MultiCategorical(_Categorical):
+class _MultiCategorical(CategoricalTerm):
     # Per cell the mean of its categories' embeddings, summed over columns.
     def __init__(self, stats: list[dict], channels: int):
         super().__init__([{StatType.COUNT: s[StatType.MULTI_COUNT]} for s in stats], channels)
@@ -102,7 +104,7 @@ class _Embedding(torch.nn.Module):
         return self.lin(torch.where(torch.isfinite(feat), feat, 0.0))
 
 
-FUSED_PARTS = {"numerical": _Numerical, "categorical": _Categorical,
+FUSED_PARTS = {"numerical": _Numerical, "categorical": CategoricalTerm,
                "multicategorical": _MultiCategorical, "timestamp": _Timestamp,
                "embedding": _Embedding}
 assert set(FUSED_PARTS) == set(STYPES)

@@ -96,7 +96,9 @@ class Predictor:
                                    "compile": False})
         module.baseline_features = stored_baseline_features(checkpoint)
         module.build(info)
-        module.load_state_dict(checked_weights(checkpoint, path))
+        weights = checked_weights(checkpoint, path)
+        module.match_weights(weights)
+        module.load_state_dict(weights)
         if BLEND_KEY in checkpoint:
             module.blend = BaselineBlend.from_plain(checkpoint[BLEND_KEY])
         run = RunData.from_plain(info.data, info.make_task())

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from functools import partial
 from typing import Literal
 
@@ -168,6 +169,11 @@ class RelationalTask(L.LightningModule):
             rank_zero_info(f"baseline_features: {self.baseline_features.width} aggregates of "
                            "each seed feed the model")
         self.build(info)
+        self.model.fill_item_features(datamodule.graph)
+        if self.model.item_features is not None:
+            rank_zero_info(f"item_features: the embedding of each {info.item_type} row reads its "
+                           f"{', '.join(self.model.item_features.columns)} "
+                           "(model.net.item_features: false to score items without them)")
 
     def build(self, info: TaskInfo) -> None:
         """Creates the model, its batch transform and the metrics for ``info``."""
@@ -225,6 +231,18 @@ class RelationalTask(L.LightningModule):
         elif (why := _difference(info, self.info)) is not None:
             raise ValueError("The checkpoint was trained on another schema or task than this "
                              f"run's data: {why}")
+        self.match_weights(checkpoint["state_dict"])
+
+    def match_weights(self, state_dict: dict) -> None:
+        """Rebuilds the model without item features when ``state_dict`` has
+        none: it was written before ``model.net.item_features`` existed (or
+        without them), and scores items as it was trained."""
+        if self.model.item_features is None or any(".item_features." in key
+                                                    for key in state_dict):
+            return
+        self.net = replace(self.net, item_features=False)
+        self.hparams["net"] = self.net.to_plain()
+        self.build(self.info)
 
     def configure_optimizers(self) -> torch.optim.Optimizer | dict:
         """AdamW, with the learning rate of ``lr_schedule`` set every step."""

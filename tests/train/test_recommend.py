@@ -11,6 +11,7 @@ import torch
 from hypothesis import given, settings
 from lightning.pytorch.cli import LightningArgumentParser
 from hypothesis import strategies as st
+from torch_frame import stype
 
 import rdl
 from rdl.tasks import Task
@@ -19,6 +20,7 @@ from rdl.testing.views import VIEWS_TASK, make_views
 from rdl.train import RelationalDataModule, RelationalTask
 from rdl.train.module import module_arguments
 from rdl.train.callbacks import TaskCheckpoint
+from rdl.train.checkpoint import add_checksum
 from rdl.train.data import LabeledBatch
 from rdl.train.recommend import ExcludedPositives
 from rdl.train.seen import SeenIndex, SeenItems
@@ -105,6 +107,27 @@ def test_predictor_recommend_never_returns_a_seen_item(trained):
     ranked = out.groupby("user_id", sort=False)["item"].apply(list)
     assert list(ranked.index) == users and (ranked.map(len) == 5).all()
     assert_never_seen(db, users, [at] * len(users), ranked.tolist())
+
+
+def test_item_columns_fill_the_head_and_older_checkpoints_load_without_them(trained,
+                                                                            tmp_path):
+    module, datamodule, checkpoint = trained
+    columns = datamodule.graph["items"].tf.feat_dict
+    features = module.model.item_features
+    assert torch.equal(features.codes, columns[stype.categorical])
+    # A checkpoint from before item_features: no such weights, no such setting.
+    old = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    old["state_dict"] = {k: v for k, v in old["state_dict"].items() if ".item_features." not in k}
+    del old["hyper_parameters"]["net"]["item_features"]
+    add_checksum(old)
+    torch.save(old, tmp_path / "old.ckpt")
+    out = rdl.Predictor.from_checkpoint(str(tmp_path / "old.ckpt")).recommend(
+        ids=["u0", "u1"], at=pd.Timestamp("2022-03-10"), k=5)
+    assert out.groupby("user_id").size().tolist() == [5, 5]
+    fresh = RelationalTask(**module_arguments({"channels": 8, "rec_head": module.net.rec_head}))
+    L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False).test(
+        fresh, datamodule, ckpt_path=str(tmp_path / "old.ckpt"), verbose=False)
+    assert fresh.model.item_features is None and fresh.net.item_features is False
 
 
 @pytest.mark.parametrize("trained", ["idgnn"], indirect=True)
