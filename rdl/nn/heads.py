@@ -128,7 +128,7 @@ class ItemFeatures(torch.nn.Module):
 
 
 def _stype_names(col_names_dict: dict) -> str:
-    names = sorted(getattr(st, "value", str(st)) for st, cols in col_names_dict.items() if cols)
+    names = sorted(st.value for st, cols in col_names_dict.items() if cols)
     return ", ".join(names) + " columns" if names else "no feature columns"
 
 
