@@ -110,7 +110,7 @@ class Predictor:
             if database is not None:
                 run = dataclasses.replace(run, source=database)
             db = run.connect(upto=upto)
-        excluded = run.task.excluded_columns(run.exclude_columns)
+        excluded = run.model_exclusions(db)
         mismatch = schema_mismatch(spec_feature_columns(info.spec.col_names_dicts),
                                    db_feature_columns(db, excluded))
         if mismatch is not None:

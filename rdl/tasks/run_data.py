@@ -18,7 +18,8 @@ from rdl.db.database import Database
 from rdl.tasks.errors import TaskError
 from rdl.tasks.task import Task
 
-RUN_DATA_KEYS = ("source", "schema", "sql_schema", "exclude_columns", "max_seeds", "seed")
+RUN_DATA_KEYS = ("source", "schema", "sql_schema", "exclude_columns", "max_seeds", "seed",
+                 "time_column_features")
 
 
 @dataclass
@@ -37,6 +38,11 @@ class RunData:
         max_seeds (int, optional): Keep at most this many seeds per split, a
             random subset chosen by ``seed``. (default: :obj:`None`)
         seed (int): Seed of that subset. (default: :obj:`0`)
+        time_column_features (bool): The model also reads each table's time
+            column as a feature (its calendar parts). ``True`` here is what
+            runs did before the option existed, so their checkpoints read
+            back alike; ``rdl fit`` passes its own default, ``False`` (see
+            :class:`~rdl.train.RelationalDataModule`). (default: :obj:`True`)
     """
 
     source: str
@@ -46,6 +52,7 @@ class RunData:
     exclude_columns: dict[str, list[str]] = field(default_factory=dict)
     max_seeds: int | None = None
     seed: int = 0
+    time_column_features: bool = True
 
     def __post_init__(self) -> None:
         self.exclude_columns = dict(self.exclude_columns or {})
@@ -55,6 +62,23 @@ class RunData:
             raise TaskError(f"data.max_seeds={self.max_seeds!r} must be a whole number >= 1")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise TaskError(f"data.seed={self.seed!r} must be a whole number")
+        if not isinstance(self.time_column_features, bool):
+            raise TaskError(f"data.time_column_features={self.time_column_features!r} must be "
+                            "true or false")
+
+    def model_exclusions(self, db: Database, exclusions: dict[str, list[str]] | None = None
+                         ) -> dict[str, list[str]]:
+        """Feature columns the model's graph leaves out: the task's hidden
+        target, ``exclusions`` (by default the configured ones) and, unless
+        :attr:`time_column_features`, each table's time column."""
+        excluded = self.task.excluded_columns(
+            self.exclude_columns if exclusions is None else exclusions)
+        if not self.time_column_features:
+            for table in db:
+                column = table.time_column
+                if column in table.stypes and column not in excluded.get(table.name, []):
+                    excluded.setdefault(table.name, []).append(column)
+        return excluded
 
     def connect(self, upto: pd.Timestamp | str | None = None) -> Database:
         """Opens the source as every command does."""
@@ -77,7 +101,7 @@ class RunData:
             schema = yaml.safe_load(Path(schema).read_text())
         return {"source": str(self.source), "schema": schema, "sql_schema": self.sql_schema,
                 "exclude_columns": self.exclude_columns, "max_seeds": self.max_seeds,
-                "seed": self.seed}
+                "seed": self.seed, "time_column_features": self.time_column_features}
 
     @classmethod
     def from_plain(cls, plain: dict, task: Task) -> RunData:

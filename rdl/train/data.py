@@ -92,6 +92,14 @@ class RelationalDataModule(L.LightningDataModule):
             one and four times the task's horizon; for event-level tasks a
             365th, 52nd and 12th of the data's time span)
         seed (int): Seed for subsetting and sampling. (default: :obj:`0`)
+        time_column_features (bool): Also give the model each table's time
+            column as a feature, i.e. its calendar parts (year, month, day,
+            weekday, hour, minute, second). Off by default: every sampled row
+            already carries its age at the seed time, while the calendar is
+            what differs between the training dates and the later validation
+            and test dates, and a row's exact minute and second act like an
+            id to memorise. Other timestamp columns stay features either way.
+            (default: :obj:`False`)
     """
 
     def __init__(
@@ -115,9 +123,11 @@ class RelationalDataModule(L.LightningDataModule):
         test_split: str = "test",
         seed: int = 0,
         stat_windows: list[str] | None = None,
+        time_column_features: bool = False,
     ) -> None:
         super().__init__()
-        self.run = RunData(source, task, schema, sql_schema, exclude_columns, max_seeds, seed)
+        self.run = RunData(source, task, schema, sql_schema, exclude_columns, max_seeds, seed,
+                           time_column_features)
         self.num_neighbors = num_neighbors or [16, 16]
         self.strategy = strategy
         self.shared_fanout = shared_fanout
@@ -162,7 +172,8 @@ class RelationalDataModule(L.LightningDataModule):
                          shared_fanout=sampling.shared_fanout,
                          batch_size=batch_size, exclude_columns=run.exclude_columns,
                          leakage_guard="off", max_seeds=run.max_seeds, seed=run.seed,
-                         test_split=test_split, min_steps_per_epoch=0)
+                         test_split=test_split, min_steps_per_epoch=0,
+                         time_column_features=run.time_column_features)
         run.task.check(db)
         datamodule.db, datamodule.graph, datamodule.classes = db, graph, classes
         datamodule.batch_transform = batch_transform
@@ -244,8 +255,9 @@ class RelationalDataModule(L.LightningDataModule):
                       stacklevel=3)
 
     def excluded_columns(self) -> dict[str, list[str]]:
-        """The task's hidden target plus the configured and guarded exclusions."""
-        return self.task.excluded_columns(self.exclusions)
+        """What the model does not read: the task's hidden target, the
+        configured and guarded exclusions and, by default, the time columns."""
+        return self.run.model_exclusions(self.db, self.exclusions)
 
     def data_description(self) -> dict:
         """The run's data (source, schema file content, every exclusion) and
