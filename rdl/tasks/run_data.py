@@ -39,10 +39,8 @@ class RunData:
             random subset chosen by ``seed``. (default: :obj:`None`)
         seed (int): Seed of that subset. (default: :obj:`0`)
         time_column_features (bool): The model also reads each table's time
-            column as a feature (its calendar parts). ``True`` here is what
-            runs did before the option existed, so their checkpoints read
-            back alike; ``rdl fit`` passes its own default, ``False`` (see
-            :class:`~rdl.train.RelationalDataModule`). (default: :obj:`True`)
+            column as a feature (its calendar parts); checkpoints written
+            before the option existed did. (default: :obj:`True`)
     """
 
     source: str

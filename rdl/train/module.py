@@ -540,6 +540,10 @@ def _difference(trained: TaskInfo, current: TaskInfo) -> str | None:
 
     if query(trained) != query(current):
         return f"its task is {query(trained)!r}, this run's {query(current)!r}"
+    times = [info.data.get("time_column_features", True) for info in (trained, current)]
+    if times[0] != times[1]:
+        return (f"it was trained with data.time_column_features: {str(times[0]).lower()}, "
+                f"this run has {str(times[1]).lower()}; give the config the training's value")
     old = spec_feature_columns(trained.spec.col_names_dicts)
     new = spec_feature_columns(current.spec.col_names_dicts)
     if set(trained.spec.node_types) != set(current.spec.node_types):

