@@ -22,6 +22,7 @@ from rdl.nn import GraphSpec, ModelSettings, RelationalModel, compile_model
 from rdl.nn.settings import settings_names
 from rdl.tasks import task_types as types
 from rdl.tasks.history import describe_exclude_seen, resolve_exclude_seen
+from rdl.tasks.run_data import RunData
 from rdl.train.baseline_features import BASELINE_FEATURES_KEY, BaselineFeatures
 from rdl.train.blend import BLEND_KEY, BaselineBlend, blend_refusal, fit_blend
 from rdl.train.checkpoint import CheckpointError, add_checksum, checked_weights
@@ -540,7 +541,8 @@ def _difference(trained: TaskInfo, current: TaskInfo) -> str | None:
 
     if query(trained) != query(current):
         return f"its task is {query(trained)!r}, this run's {query(current)!r}"
-    times = [info.data.get("time_column_features", True) for info in (trained, current)]
+    times = [info.data.get("time_column_features", RunData.time_column_features)
+             for info in (trained, current)]
     if times[0] != times[1]:
         return (f"it was trained with data.time_column_features: {str(times[0]).lower()}, "
                 f"this run has {str(times[1]).lower()}; give the config the training's value")
