@@ -24,9 +24,10 @@ CONFIGS = ROOT / "configs"
 # Every bundled task, then the other data shapes (see configs/retail_*_{small,norepeat,wide}).
 TASKS = ("flights_to_ord", "airport_departures", "flight_cancellation", "plane_destinations",
          "retail_churn", "retail_fraud", "retail_recommendation", "retail_churn_small",
-         "retail_churn_norepeat", "retail_recommendation_norepeat", "retail_churn_wide")
+         "retail_churn_norepeat", "retail_recommendation_norepeat", "retail_churn_wide",
+         "retail_churn_small_norepeat")
 # Small-data tasks, judged by their own goal (within 1 point of the baseline).
-SMALL = ("retail_churn_small",)
+SMALL = ("retail_churn_small", "retail_churn_small_norepeat")
 
 
 @dataclass

@@ -4,12 +4,18 @@ After fit, LightGBM learns the task from the baseline's aggregate features
 (:mod:`rdl.baseline.features`) of the training seeds, early-stopped on the
 validation seeds. Predictions then mix the two, in logit space for binary
 tasks and in label units for regression: ``w * gnn + (1 - w) * lightgbm``,
-with the GNN's share ``w`` picked from 0, 0.1, ..., 1 by the task's first
-validation metric (a tie goes to the larger share of the GNN). The GNN is
-trained and selected exactly as without the blend; the blend only adds a
-second opinion at test and prediction time, and a checkpoint carries it.
-With fewer than :obj:`MIN_VAL_SEEDS` validation seeds (or one class only) a
-share chosen on them would be noise, so there is no blend.
+with the GNN's share ``w`` from 0, 0.1, ..., 1 chosen by the task's first
+validation metric. The share is bagged: on each of :obj:`BOOTSTRAP_ROUNDS`
+bootstrap resamples of the validation seeds the best share wins (a tie goes
+to the larger share of the GNN), and ``w`` is the mean of the winners,
+rounded to the grid. On a few hundred validation seeds the single best share
+is mostly noise, and so is the GNN's validation score, already the best of its
+epochs; bagging pulls such a share towards the middle, while a clear winner on
+a large split wins every resample and keeps its share. The GNN is trained
+and selected exactly as without the blend; the blend only adds a second
+opinion at test and prediction time, and a checkpoint carries it. With fewer
+than :obj:`MIN_VAL_SEEDS` validation seeds (or one class only) there is no
+blend.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import Tensor
+from torchmetrics.classification import BinaryAUROC
 
 from rdl.baseline import model as booster_lib
 from rdl.baseline.features import Features, compute_features
@@ -30,6 +37,7 @@ BLEND_KEY = "rdl_blend"
 BLENDABLE = (types.BINARY, types.REGRESSION)
 GNN_SHARES = tuple(i / 10 for i in range(10, -1, -1))  # from GNN alone to LightGBM alone
 MIN_VAL_SEEDS = 100
+BOOTSTRAP_ROUNDS = 100
 _EPS = 1e-6
 
 
@@ -142,16 +150,70 @@ def fit_blend(db: Database, task: Task, seeds: dict[str, Seeds], gnn_val: Tensor
     prior = blend.score(x["val"])  # the validation features, not computed again
     target = seeds["val"].label
     target = target.long() if task_type == types.BINARY else target
-    scores = {}
+    blended = {}
     for share in GNN_SHARES:
         blend.gnn_share = share
-        scores[share] = _metric_value(metric, blend.combine(gnn_val, prior), target, task_type)
-    higher = getattr(metric, "higher_is_better", True) is not False
-    best = max(scores, key=lambda s: scores[s]) if higher else min(scores, key=scores.get)
+        blended[share] = blend.combine(gnn_val, prior)
+    best = bagged_share(metric, blended, target, task_type, seed)
+    scores = {share: _metric_value(metric, blended[share], target, task_type)
+              for share in (1.0, 0.0, best)}
     blend.gnn_share = best
     blend.val_metric = {"name": type(metric).__name__, "gnn": scores[1.0],
                         "lightgbm": scores[0.0], "blend": scores[best]}
     return blend
+
+
+def bagged_share(metric, blended: dict[float, Tensor], target: Tensor, task_type: str,
+                 seed: int, rounds: int = BOOTSTRAP_ROUNDS) -> float:
+    r"""The mean over :obj:`rounds` bootstrap resamples of the validation seeds
+    of the share whose blend scores best on each (ties to the larger share),
+    rounded to the grid of :obj:`blended`'s keys (:data:`GNN_SHARES`).
+
+    Args:
+        metric (torchmetrics.Metric): The task's first validation metric.
+        blended (dict): Share -> blended logit or value of every validation
+            seed, from the largest share to the smallest.
+        target (Tensor): The validation labels.
+        task_type (str): ``binary`` or ``regression``.
+        seed (int): Seeds the resampling.
+        rounds (int): Bootstrap resamples.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    num = len(target)
+    draws = torch.randint(num, (rounds, num), generator=generator)
+    counts = torch.zeros(rounds, num).scatter_add_(1, draws, torch.ones(rounds, num))
+    shares = list(blended)
+    if isinstance(metric, BinaryAUROC):  # AUROC of every resample at once
+        scores = torch.stack([_resampled_auroc(blended[s], target, counts) for s in shares])
+    else:
+        index = torch.arange(num)
+        scores = torch.tensor([[_metric_value(metric, blended[s][i], target[i], task_type)
+                                for s in shares]
+                               for i in (index.repeat_interleave(c.long()) for c in counts)]).T
+    if getattr(metric, "higher_is_better", True) is False:
+        scores = -scores
+    valid = ~scores.isnan().any(dim=0)  # a binary resample with one class has no AUROC
+    if not valid.any():
+        raise ValueError("no bootstrap resample of the validation seeds has both classes")
+    winners = torch.tensor(shares)[scores[:, valid].argmax(dim=0)]  # the first best: larger
+    mean = float(winners.mean())
+    return min(shares, key=lambda share: (abs(share - mean), -share))
+
+
+def _resampled_auroc(score: Tensor, target: Tensor, counts: Tensor) -> Tensor:
+    """AUROC of :obj:`score` on each resample given by how often each seed is
+    drawn (``counts`` ``[R, N]``), ties counted half, as torchmetrics does;
+    NaN where a resample lacks a class."""
+    order = score.argsort()
+    positive = target[order].bool()
+    weight = counts[:, order]
+    _, group = torch.unique_consecutive(score[order], return_inverse=True)
+    negatives = weight * ~positive
+    per_group = torch.zeros(len(counts), int(group.max()) + 1).index_add_(1, group, negatives)
+    below = per_group.cumsum(dim=1) - per_group  # negatives scored lower than each group
+    credit = below[:, group] + 0.5 * per_group[:, group]
+    positives = weight * positive
+    return (positives * credit).sum(dim=1) / (positives.sum(dim=1) * negatives.sum(dim=1))
 
 
 def seed_features(db: Database, task: Task, seeds: Seeds, windows: tuple[float, ...] | None,

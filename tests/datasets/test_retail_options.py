@@ -213,6 +213,8 @@ def test_bundled_name_with_options_generates_once(tmp_path, monkeypatch):
     ("retail_churn_norepeat", {"repeats": False}),
     ("retail_recommendation_norepeat", {"repeats": False}),
     ("retail_churn_wide", {"wide": True}),
+    ("retail_churn_small_norepeat",
+     {"customers": 1000, "transactions": 40_000, "articles": 5000, "repeats": False}),
 ])
 def test_shape_configs_name_their_options_and_have_labels(tmp_path, config, options):
     run = RunData.from_config(CONFIGS / f"{config}.yaml")

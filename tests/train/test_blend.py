@@ -7,13 +7,16 @@ from dataclasses import replace
 import lightning as L
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torchmetrics.classification import BinaryAUROC
 from torchmetrics.regression import MeanAbsoluteError
 
 import rdl
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
-from rdl.train.blend import BLEND_KEY, fit_blend
+from rdl.train.blend import (BLEND_KEY, GNN_SHARES, _resampled_auroc, bagged_share,
+                             fit_blend)
 from rdl.train.callbacks import TaskCheckpoint
 
 TO_ORD = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
@@ -123,3 +126,56 @@ def test_blending_can_be_turned_off(to_ord, tmp_path):
     module = RelationalTask(net={"channels": 8}, blend_baseline=False)
     trainer.fit(module, to_ord)
     assert module.blend is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.booleans()), min_size=2, max_size=60),
+       st.integers(0, 2**16))
+def test_resampled_auroc_equals_torchmetrics_on_each_resample(rows, seed):
+    score = torch.tensor([float(s) for s, _ in rows])  # few values: many ties
+    label = torch.tensor([int(y) for _, y in rows])
+    draws = torch.randint(len(rows), (5, len(rows)), generator=torch.Generator().manual_seed(seed))
+    counts = torch.zeros(5, len(rows)).scatter_add_(1, draws, torch.ones(5, len(rows)))
+    fast = _resampled_auroc(score, label, counts)
+    for resample, value in zip(draws, fast):
+        if label[resample].min() == label[resample].max():
+            assert value.isnan()
+        else:
+            expected = float(BinaryAUROC()(score[resample], label[resample]))
+            assert float(value) == pytest.approx(expected, abs=1e-6)
+
+
+def _split(num: int, gnn_signal: float, seed: int) -> tuple[dict, torch.Tensor]:
+    # Two models whose errors are mostly shared (as a GNN's and LightGBM's are),
+    # blended at every share of the grid.
+    g = torch.Generator().manual_seed(seed)
+    label = (torch.rand(num, generator=g) < 0.2).long()
+    common = torch.randn(num, generator=g)
+    gnn = gnn_signal * label + 0.9 * common + 0.44 * torch.randn(num, generator=g)
+    lightgbm = label + 0.9 * common + 0.44 * torch.randn(num, generator=g)
+    return {w: w * gnn + (1 - w) * lightgbm for w in GNN_SHARES}, label
+
+
+def _argmax_share(blended: dict, label: torch.Tensor) -> float:
+    scores = {w: float(BinaryAUROC()(v, label)) for w, v in blended.items()}
+    return max(scores, key=scores.get)
+
+
+@pytest.mark.parametrize("gnn_signal", [1.0, 1.2])
+def test_a_bagged_share_from_small_validation_splits_scores_better_on_new_data(gnn_signal):
+    test, test_label = _split(20_000, gnn_signal, seed=999)
+    test_auroc = {w: float(BinaryAUROC()(v, test_label)) for w, v in test.items()}
+    argmax, bagged = [], []
+    for seed in range(20):  # twenty validation splits of 150 seeds each
+        blended, label = _split(150, gnn_signal, seed)
+        argmax.append(test_auroc[_argmax_share(blended, label)])
+        bagged.append(test_auroc[bagged_share(BinaryAUROC(), blended, label, "binary", seed)])
+    assert sum(bagged) > sum(argmax)
+    assert min(bagged) >= min(argmax)
+
+
+def test_a_clear_winner_on_a_large_split_keeps_its_share():
+    blended, label = _split(20_000, 4.0, 0)
+    share = bagged_share(BinaryAUROC(), blended, label, "binary", seed=0)
+    assert share == _argmax_share(blended, label) >= 0.8
+    assert share == bagged_share(BinaryAUROC(), blended, label, "binary", seed=0)
