@@ -15,8 +15,8 @@ Six tables, from 10 thousand to 100 million transactions::
 writes them; ``rdl.connect("synthetic_retail")`` generates 200k transactions once
 (cached under ``$RDL_HOME``) and reads them. Ready tasks: ``configs/retail_churn.yaml``,
 ``configs/retail_fraud.yaml``, ``configs/retail_recommendation.yaml``, and on the
-other shapes below ``configs/retail_churn_{small,norepeat,wide}.yaml`` and
-``configs/retail_recommendation_norepeat.yaml``.
+other shapes below ``configs/retail_churn_{small,norepeat,wide,small_norepeat}.yaml``
+and ``configs/retail_recommendation_norepeat.yaml``.
 
 Options (arguments of :func:`generate`, flags of the command line, and the
 query of the bundled name, as in ``rdl.connect("synthetic_retail?transactions=25k&
@@ -28,7 +28,8 @@ options under ``$RDL_HOME``):
   counts derived from ``transactions`` (below); ``transactions=25k`` alone is
   a small shop of 1k customers (``configs/retail_churn_small.yaml``), and
   ``customers=1000, transactions=40k, articles=5k`` one where each customer
-  buys more from a larger catalogue.
+  buys more from a larger catalogue (with ``repeats=false``:
+  ``configs/retail_churn_small_norepeat.yaml``).
 * ``repeats=False`` (``--no-repeats``): no customer buys the same article
   twice, like a ratings database where no user rates an item twice (see
   *No repeats*). Every other part of the story is unchanged.
