@@ -21,7 +21,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
-# Every bundled task, then the other data shapes (see configs/retail_*_{small,norepeat,wide}).
+# Every bundled task, then the other data shapes (configs/retail_*_{small,norepeat,wide},
+# retail_churn_small_norepeat).
 TASKS = ("flights_to_ord", "airport_departures", "flight_cancellation", "plane_destinations",
          "retail_churn", "retail_fraud", "retail_recommendation", "retail_churn_small",
          "retail_churn_norepeat", "retail_recommendation_norepeat", "retail_churn_wide",

@@ -181,15 +181,13 @@ def bagged_share(metric, blended: dict[float, Tensor], target: Tensor, task_type
     generator = torch.Generator().manual_seed(seed)
     num = len(target)
     draws = torch.randint(num, (rounds, num), generator=generator)
-    counts = torch.zeros(rounds, num).scatter_add_(1, draws, torch.ones(rounds, num))
     shares = list(blended)
-    if isinstance(metric, BinaryAUROC):  # AUROC of every resample at once
+    if isinstance(metric, BinaryAUROC):  # AUROC of every resample at once, from seed counts
+        counts = torch.zeros(rounds, num).scatter_add_(1, draws, torch.ones(rounds, num))
         scores = torch.stack([_resampled_auroc(blended[s], target, counts) for s in shares])
-    else:
-        index = torch.arange(num)
-        scores = torch.tensor([[_metric_value(metric, blended[s][i], target[i], task_type)
-                                for s in shares]
-                               for i in (index.repeat_interleave(c.long()) for c in counts)]).T
+    else:  # each resample's seeds are one row of draws
+        scores = torch.tensor([[_metric_value(metric, blended[s][row], target[row], task_type)
+                                for row in draws] for s in shares])
     if getattr(metric, "higher_is_better", True) is False:
         scores = -scores
     valid = ~scores.isnan().any(dim=0)  # a binary resample with one class has no AUROC
