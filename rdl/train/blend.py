@@ -39,6 +39,7 @@ GNN_SHARES = tuple(i / 10 for i in range(10, -1, -1))  # from GNN alone to Light
 MIN_VAL_SEEDS = 100
 BOOTSTRAP_ROUNDS = 100
 _EPS = 1e-6
+MEMO_BYTES = 64 * 2**20  # seed features kept for the next reader, up to this size
 
 
 @dataclass
@@ -216,10 +217,24 @@ def _resampled_auroc(score: Tensor, target: Tensor, counts: Tensor) -> Tensor:
 
 def seed_features(db: Database, task: Task, seeds: Seeds, windows: tuple[float, ...] | None,
                   hops: int, exclude_columns: dict[str, list[str]]) -> Features:
-    """The baseline's features of every seed, at its own time."""
+    """The baseline's features of every seed, at its own time: computed once
+    per database, task and settings, since the blend and the model's input
+    (``model.baseline_features``) both read them. Callers must not change
+    the returned frame in place."""
+    def key(windows: tuple[float, ...] | None) -> tuple:
+        return (None if windows is None else tuple(windows), hops,
+                tuple(sorted((table, tuple(cols)) for table, cols in exclude_columns.items())))
+
+    for memo_db, memo_task, memo_key, features in seeds.feature_memo:
+        if memo_db is db and memo_task is task and memo_key == key(windows):
+            return features
     labels = pd.DataFrame({"id": seeds.ids.to_numpy(), "timestamp": seeds.timestamps})
-    return compute_features(db, task, labels, windows=windows, hops=hops,
-                            exclude_columns=exclude_columns)
+    features = compute_features(db, task, labels, windows=windows, hops=hops,
+                                exclude_columns=exclude_columns)
+    if features.frame.memory_usage().sum() <= MEMO_BYTES:  # a large split's would stay in RAM
+        for asked in {key(windows), key(features.windows)}:  # None: the data's windows
+            seeds.feature_memo.append((db, task, asked, features))
+    return features
 
 
 def _metric_value(metric, blended: Tensor, target: Tensor, task_type: str) -> float:

@@ -23,7 +23,13 @@ from rdl.nn.settings import settings_names
 from rdl.tasks import task_types as types
 from rdl.tasks.history import describe_exclude_seen, resolve_exclude_seen
 from rdl.tasks.run_data import RunData
-from rdl.train.baseline_features import BASELINE_FEATURES_KEY, BaselineFeatures
+from rdl.train.baseline_features import (
+    BASELINE_FEATURES_KEY,
+    BaselineFeatures,
+    NoBaselineFeatures,
+    check_baseline_features_setting,
+    resolve_baseline_features,
+)
 from rdl.train.blend import BLEND_KEY, BaselineBlend, blend_refusal, fit_blend
 from rdl.train.checkpoint import CheckpointError, add_checksum, checked_weights
 from rdl.train.compile_choice import CompileSetting, check_compile_setting, choose_compile
@@ -100,13 +106,14 @@ class RelationalTask(L.LightningModule):
             AUROC and gained up to 1.4 (retail fraud 0.898 vs 0.884, LightGBM
             0.893; the 1k-customer shop 0.755 vs 0.743, LightGBM 0.750); see
             benchmarks/REPORT.md. (default: :obj:`True`)
-        baseline_features (bool): Classification and regression tasks: give
-            the model the baseline's aggregate features of each seed (counts,
-            sums and recencies per past window, at the seed's time) as an
-            input beside its sampled subgraph (see
-            :mod:`rdl.train.baseline_features`). An option, off by default:
-            over seeds 0-2 it helped some tasks and hurt others (see
-            benchmarks/REPORT.md). (default: :obj:`False`)
+        baseline_features (bool or str): Classification and regression
+            tasks: give the model the baseline's aggregate features of each
+            seed (counts, sums and recencies per past window, at the seed's
+            time) as an input beside its sampled subgraph (see
+            :mod:`rdl.train.baseline_features`). ``"auto"``: on for binary
+            tasks with fewer than 10,000 training seeds, where it helped both
+            small shops of the benchmark; elsewhere it helped some tasks and
+            hurt others (benchmarks/REPORT.md). (default: :obj:`"auto"`)
     """
 
     def __init__(
@@ -120,7 +127,7 @@ class RelationalTask(L.LightningModule):
         lr_floor: float = 0.1,
         compile: CompileSetting = "auto",
         blend_baseline: bool = True,
-        baseline_features: bool = False,
+        baseline_features: bool | Literal["auto"] = "auto",
     ) -> None:
         super().__init__()
         check_compile_setting(compile)
@@ -130,6 +137,7 @@ class RelationalTask(L.LightningModule):
             raise ValueError(f"warmup={warmup} must lie in [0, 1) and lr_floor={lr_floor} "
                              "in [0, 1] (both are fractions)")
         resolve_exclude_seen(exclude_seen, 0.0)  # raises for anything but auto/true/false
+        check_baseline_features_setting(baseline_features)
         self.net = ModelSettings.coerce(net)
         # Plain values only: checkpoints are read with torch.load(weights_only=True).
         self.save_hyperparameters({"net": self.net.to_plain(), "exclude_seen": exclude_seen,
@@ -160,21 +168,35 @@ class RelationalTask(L.LightningModule):
                            f"{self.net.num_layers}: give one fan-out per layer (e.g. "
                            f"num_neighbors: {[16] * self.net.num_layers})")
         info = info_from_datamodule(datamodule)
-        if self.hparams.get("baseline_features"):
-            if info.task_type == types.RECOMMENDATION:
-                raise ValueError("model.baseline_features feeds classification and regression "
-                                 "heads; a recommendation task takes none (remove it)")
-            train = datamodule.split_seeds("train")
-            self.baseline_features, train.features = BaselineFeatures.fit(
-                datamodule.db, datamodule.task, train, datamodule.exclusions)
-            rank_zero_info(f"baseline_features: {self.baseline_features.width} aggregates of "
-                           "each seed feed the model")
+        if self.trainer.state.fn == "fit":  # elsewhere the checkpoint brings its own
+            self._fit_baseline_features(datamodule, info.task_type)
         self.build(info)
         self.model.fill_item_features(datamodule.graph)
         if self.model.item_features is not None:
             rank_zero_info(f"item_features: the embedding of each {info.item_type} row reads its "
                            f"{', '.join(self.model.item_features.columns)} "
                            "(model.net.item_features: false to score items without them)")
+
+    def _fit_baseline_features(self, datamodule: RelationalDataModule, task_type: str) -> None:
+        """Scales the training seeds' baseline features, where the setting
+        (``auto``: by task type and size) feeds them to the model."""
+        setting = self.hparams.get("baseline_features", False)
+        train = datamodule.split_seeds("train")
+        on, why = resolve_baseline_features(setting, task_type, len(train))
+        if why is not None:
+            rank_zero_info(why)
+        if not on:
+            return
+        try:
+            self.baseline_features, train.features = BaselineFeatures.fit(
+                datamodule.db, datamodule.task, train, datamodule.exclusions)
+        except NoBaselineFeatures as exc:
+            if setting is True:
+                raise
+            rank_zero_info(f"baseline_features auto: off, {exc}")
+            return
+        rank_zero_info(f"baseline_features: {self.baseline_features.width} aggregates of "
+                       "each seed feed the model")
 
     def build(self, info: TaskInfo) -> None:
         """Creates the model, its batch transform and the metrics for ``info``."""
@@ -232,7 +254,23 @@ class RelationalTask(L.LightningModule):
         elif (why := _difference(info, self.info)) is not None:
             raise ValueError("The checkpoint was trained on another schema or task than this "
                              f"run's data: {why}")
+        else:
+            self.match_baseline_features(stored_baseline_features(checkpoint))
         self.match_weights(checkpoint["state_dict"])
+
+    def match_baseline_features(self, stored: BaselineFeatures | None) -> None:
+        """Reads the baseline features the checkpoint's model was trained
+        with (or none), rebuilding the model where this run built it for
+        others: ``auto`` decides at the first fit, and a checkpoint written
+        before ``auto`` existed, or with another setting, keeps its own."""
+        if stored == self.baseline_features:
+            return
+        if self.trainer.state.fn == "fit":  # the optimizer already holds this model
+            setting = "true" if stored is not None else "false"
+            raise ValueError(f"The checkpoint's model was trained with model.baseline_features: "
+                             f"{setting}; resume it with that setting")
+        self.baseline_features = stored
+        self.build(self.info)
 
     def match_weights(self, state_dict: dict) -> None:
         """Rebuilds the model without item features when ``state_dict`` has

@@ -1,7 +1,7 @@
 """Task tables -> seed tensors: node index, seed time and label of every row."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,10 @@ class Seeds:
     timestamps: pd.Series
     prior: Tensor | None = None
     features: Tensor | None = None
+    # the baseline's raw features of these seeds, computed once for the blend and
+    # the model input both (rdl.train.blend.seed_features)
+    feature_memo: list = field(default_factory=list, init=False, repr=False,
+                               compare=False)
 
     def __len__(self) -> int:
         return self.node.numel()

