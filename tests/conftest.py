@@ -5,6 +5,25 @@ import os
 
 import pytest
 
+# Test processes that run at once (pytest-xdist's -n auto): one per core, at most this
+# many; each worker holds a few GiB (datasets, graphs, compiled models).
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+
+
+def pytest_configure(config) -> None:
+    """Each worker's torch gets its share of the cores: workers that each
+    start one thread per core make every thread wait (an epoch 2-20x slower).
+    rdl commands the tests start divide the cores themselves, by the load."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        import torch
+
+        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // workers))
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _rdl_home(tmp_path_factory):
