@@ -1,7 +1,9 @@
 """Fixtures shared by every stage's tests."""
 from __future__ import annotations
 
+import getpass
 import os
+import tempfile
 
 import pytest
 
@@ -17,12 +19,19 @@ def pytest_xdist_auto_num_workers(config) -> int:
 def pytest_configure(config) -> None:
     """Each worker's torch gets its share of the cores: workers that each
     start one thread per core make every thread wait (an epoch 2-20x slower).
-    rdl commands the tests start divide the cores themselves, by the load."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    if workers > 1:
-        import torch
+    rdl commands the tests start divide the cores themselves, by the load.
+    Each worker (and the commands it starts) compiles into its own Inductor
+    cache: two processes compiling into one can load a kernel library the
+    other is still writing (pytorch/torchdynamo#1347)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(
+        tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}_{worker}"))
+    import torch
 
-        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // workers))
+    workers = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // workers))
 
 
 @pytest.fixture(autouse=True, scope="session")
