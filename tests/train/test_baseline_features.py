@@ -110,8 +110,7 @@ def test_auto_fits_without_them_where_the_baseline_gives_no_numeric_feature(
 
     def categorical_only(*args, **kwargs):
         features = seed_features(*args, **kwargs)
-        return replace(features, frame=features.frame[features.categorical],
-                       categorical=list(features.categorical))
+        return replace(features, frame=features.frame[features.categorical])
 
     monkeypatch.setattr(module_of_fit, "seed_features", categorical_only)
     datamodule = RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2], batch_size=64,
