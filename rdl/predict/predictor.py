@@ -23,6 +23,7 @@ from rdl.train.data import RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo
 from rdl.train.module import RelationalTask, module_arguments, stored_baseline_features
 from rdl.train.plots import RunPlots
+from rdl.train.quiet import lightning_info_muted
 from rdl.train.recommend import item_scores
 from rdl.train.seeds import Seeds, node_indices
 
@@ -171,9 +172,10 @@ class Predictor:
             label_scale=parts.label_scale(), batch_transform=parts.batch_transform,
             batch_size=parts.batch_size, test_split=split)
         callbacks = [] if plots is None else [RunPlots(dirpath=str(plots))]
-        trainer = L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False,
-                            callbacks=callbacks)
-        results = trainer.test(self.module, datamodule=datamodule, verbose=False)[0]
+        with lightning_info_muted():
+            trainer = L.Trainer(logger=False, enable_progress_bar=False,
+                                enable_model_summary=False, callbacks=callbacks)
+            results = trainer.test(self.module, datamodule=datamodule, verbose=False)[0]
         return {k.removeprefix("test_").replace("_at_", "@"): float(v) for k, v in results.items()}
 
     def explain(self, id, at: str | pd.Timestamp, item=None,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 # (message regex, category) of warnings that do not concern rdl's users
 WARNINGS = (
@@ -38,3 +40,20 @@ def silence_third_party_noise() -> None:
         logger = logging.getLogger(name)
         if _not_a_tip not in logger.filters:
             logger.addFilter(_not_a_tip)
+
+
+@contextmanager
+def lightning_info_muted() -> Iterator[None]:
+    """Keeps Lightning's info lines ("GPU available: ...") out of one call
+    from a notebook, where the user asked for a result, not a run log; its
+    warnings still show. Installs :func:`silence_third_party_noise` too."""
+    silence_third_party_noise()
+    loggers = [logging.getLogger(name) for name in LIGHTNING_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)

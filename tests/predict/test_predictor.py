@@ -1,6 +1,8 @@
 """rdl.Predictor: a checkpoint, DataFrames in and out, no peeking past ``at``."""
 from __future__ import annotations
 
+import logging
+
 import lightning as L
 import numpy as np
 import pandas as pd
@@ -71,6 +73,15 @@ def test_evaluate_reports_the_tasks_metrics(predictor):
     metrics = predictor.evaluate("val")
     assert {"auroc", "average_precision", "accuracy", "f1"} <= set(metrics)
     assert metrics["auroc"] > 0.7
+
+
+def test_evaluate_in_a_notebook_prints_no_lightning_run_log(predictor, caplog, recwarn):
+    caplog.set_level(logging.INFO)
+    predictor.evaluate("val")
+    assert not [r for r in caplog.records if r.name.startswith("lightning")]
+    assert not [w for w in recwarn if "LeafSpec" in str(w.message)]
+    L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False)
+    assert "GPU available" in caplog.text  # muted for evaluate's call only
 
 
 @pytest.mark.parametrize("kwargs, message", [
