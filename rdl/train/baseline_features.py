@@ -15,10 +15,11 @@ and prediction compute the same columns the same way.
 :obj:`SMALL_TRAINING_SEEDS` training seeds: with a few thousand seeds the GNN
 cannot learn to count from its samples, and there they were worth +0.7 and
 +1.1 points of test AUROC to the blend on the benchmark's two small shops
-(seeds 0-2; the second over five draws of its data), while on the large
-tasks they moved the blend by -0.7 to +0.6, on three binary tasks of 11-15k
-training seeds by -0.3 to +0.0, and on the one small regression task (about
-100 airports) they cost most of its r2 (benchmarks/REPORT.md).
+(seeds 0-2; the second over five draws of its data) and +0.0 and +1.5 on
+the same two shapes grown to 7-8k seeds, while on the large tasks they moved
+the blend by -0.7 to +0.6, on three binary tasks of 11-15k training seeds by
+-0.3 to +0.0, and on the one small regression task (about 100 airports) they
+cost most of its r2 (benchmarks/REPORT.md).
 """
 from __future__ import annotations
 
