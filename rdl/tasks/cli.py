@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rdl.tasks import task_types as types
 from rdl.tasks.errors import TaskError
+from rdl.tasks.label_table import describe_labels
 from rdl.tasks.run_data import RunData
 from rdl.tasks.splits import SPLITS
 from rdl.user_errors import report
@@ -76,23 +76,3 @@ def run_labels(args: argparse.Namespace) -> int:
     if dropped:
         print(f"dropped: {dropped}")
     return 0
-
-
-def describe_labels(df: pd.DataFrame, task_type: str) -> str:
-    """One line on the label distribution: balance, spread or list sizes."""
-    label = df["label"]
-    if df.empty:
-        return "none"
-    if task_type == types.BINARY:
-        pos = int(label.sum())
-        return f"{pos} positive / {len(df) - pos} negative ({pos / len(df):.1%} positive)"
-    if task_type == types.REGRESSION:
-        return (f"mean {label.mean():.4g}, std {label.std():.4g}, "
-                f"min {label.min():.4g}, max {label.max():.4g}")
-    if task_type == types.MULTICLASS:
-        counts = label.value_counts()
-        shown = ", ".join(f"{k}: {v}" for k, v in counts.head(10).items())
-        more = f", ... ({len(counts)} classes)" if len(counts) > 10 else ""
-        return shown + more
-    sizes = label.map(len)
-    return f"{sizes.mean():.2f} items per entity on average (max {sizes.max()})"

@@ -153,6 +153,47 @@ def finish(raw: pd.DataFrame, task_type: str) -> pd.DataFrame:
     return df
 
 
+def describe_labels(df: pd.DataFrame, task_type: str) -> str:
+    """One line on the label distribution: balance, spread or list sizes."""
+    label = df["label"]
+    if df.empty:
+        return "none"
+    if task_type == types.BINARY:
+        pos = int(label.sum())
+        return f"{pos} positive / {len(df) - pos} negative ({pos / len(df):.1%} positive)"
+    if task_type == types.REGRESSION:
+        return (f"mean {label.mean():.4g}, std {label.std():.4g}, "
+                f"min {label.min():.4g}, max {label.max():.4g}")
+    if task_type == types.MULTICLASS:
+        counts = label.value_counts()
+        shown = ", ".join(f"{k}: {v}" for k, v in counts.head(10).items())
+        more = f", ... ({len(counts)} classes)" if len(counts) > 10 else ""
+        return shown + more
+    sizes = label.map(len)
+    return f"{sizes.mean():.2f} items per entity on average (max {sizes.max()})"
+
+
+def describe_split(df: pd.DataFrame, task_type: str, split: str) -> str:
+    """One line on a split's label table, for a user to check the task before
+    training on it: seeds, prediction times, labels, and rows dropped."""
+    times = df["timestamp"].drop_duplicates().sort_values()
+    if len(times) == 1:
+        when = f"at {_when(times.iloc[0])}"
+    else:
+        when = (f"at {len(times):,} prediction times "
+                f"({_when(times.iloc[0])} .. {_when(times.iloc[-1])})")
+    line = f"{split} labels: {len(df):,} seeds {when}; {describe_labels(df, task_type)}"
+    dropped = {k: v for k, v in df.attrs.get("dropped", {}).items() if v}
+    if dropped:
+        line += "; dropped " + ", ".join(f"{v:,} ({k.replace('_', ' ')})"
+                                         for k, v in dropped.items())
+    return line
+
+
+def _when(time: pd.Timestamp) -> str:
+    return f"{time:%Y-%m-%d}" if time == time.normalize() else str(time)
+
+
 def _binary(label: pd.Series) -> pd.Series:
     values = set(pd.unique(label).tolist())
     if not values <= {0, 1, True, False}:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import lightning as L
+from lightning.pytorch.utilities import rank_zero_info
 import pandas as pd
 from torch import Tensor
 from torch_geometric.data import HeteroData
@@ -21,6 +22,7 @@ from rdl.nn.batch import BatchPacker, PackedBatch, without_features
 from rdl.sampling import NUM_WINDOWS, SamplingSettings, TemporalNeighborSampler, TemporalNodeStats
 from rdl.sampling.neighbors import expand_ranges
 from rdl.tasks import SPLITS, Task, parse_timedelta, repeat_rate, task_types as types
+from rdl.tasks.label_table import describe_split
 from rdl.tasks.leakage import GUARD_MODES, GuardMode, guard
 from rdl.tasks.run_data import RunData
 from rdl.train.distributed import ShardSampler, share_cpu_threads
@@ -152,6 +154,7 @@ class RelationalDataModule(L.LightningDataModule):
         self.db: Database | None = None
         self.graph: HeteroData | None = None
         self.seeds: dict[str, Seeds] = {}
+        self.label_lines: dict[str, str] = {}  # split -> a one-line summary of its labels
         self.classes: list | None = None
         self.batch_transform: Callable | None = None
         self.repeat_rate: float | None = None  # recommendation: set with the train seeds
@@ -315,6 +318,7 @@ class RelationalDataModule(L.LightningDataModule):
         if split not in self.seeds:
             graph = self.prepare_graph()
             table = self.run.labels(self.db, split)
+            self.label_lines[split] = describe_split(table, self.task.task_type, split)
             self.seeds[split] = make_seeds(
                 table, graph, self.entity_type, self.task.task_type, self.classes, self.item_type,
             )
@@ -347,6 +351,9 @@ class RelationalDataModule(L.LightningDataModule):
                   "predict": (self.predict_split,)}
         for split in wanted.get(stage or "", SPLITS):
             self.split_seeds(split)
+        if stage == "fit":  # what the model will learn from, before it does
+            for split in wanted["fit"]:
+                rank_zero_info(self.label_lines[split])
 
     # -- loaders -------------------------------------------------------------
     def loader(self, seeds: Seeds, train: bool = False, pack: bool = True) -> NodeLoader:

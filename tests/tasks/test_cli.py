@@ -9,6 +9,7 @@ import yaml
 
 from rdl.tasks import Task
 from rdl.tasks import cli
+from rdl.tasks.label_table import describe_labels, describe_split
 from rdl.tasks.run_data import RunData
 from rdl.testing.shops import TEST, VAL
 
@@ -78,9 +79,23 @@ def test_yaml_dates_and_recommendation_lists(tmp_path, opened, capsys):
 
 def test_regression_and_multiclass_summaries():
     df = pd.DataFrame({"label": [1.0, 2.0, 3.0]})
-    assert cli.describe_labels(df, "regression") == "mean 2, std 1, min 1, max 3"
+    assert describe_labels(df, "regression") == "mean 2, std 1, min 1, max 3"
     df = pd.DataFrame({"label": ["a", "b", "a"]})
-    assert cli.describe_labels(df, "multiclass") == "a: 2, b: 1"
+    assert describe_labels(df, "multiclass") == "a: 2, b: 1"
+
+
+def test_a_splits_line_names_its_seeds_times_labels_and_drops():
+    times = pd.to_datetime(["2021-01-01 00:00", "2021-02-01 00:00", "2021-02-01 00:00",
+                            "2021-03-01 12:00"])
+    df = pd.DataFrame({"id": [1, 2, 3, 4], "timestamp": times, "label": [1, 0, 0, 1]})
+    df.attrs["dropped"] = {"null_label": 3, "unknown_entity": 0}
+    assert describe_split(df, "binary", "train") == (
+        "train labels: 4 seeds at 3 prediction times (2021-01-01 .. 2021-03-01 12:00:00); "
+        "2 positive / 2 negative (50.0% positive); dropped 3 (null label)")
+    one_time = df.iloc[1:3].copy()  # attrs of a slice may differ by pandas version: set none
+    one_time.attrs = {}
+    assert describe_split(one_time, "binary", "val") == (
+        "val labels: 2 seeds at 2021-02-01; 0 positive / 2 negative (0.0% positive)")
 
 
 @pytest.mark.parametrize("config, message", [

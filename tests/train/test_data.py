@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from types import SimpleNamespace
 
 import pandas as pd
@@ -66,6 +67,19 @@ def test_seeds_match_the_task_table(cancellation, flights_db):
     expected = flights.loc[seeds.ids, "dep_time"].isna().astype(float).to_numpy()
     assert torch.equal(seeds.label, torch.from_numpy(expected).float())
     assert (seeds.timestamps == flights.loc[seeds.ids, "time_hour"].to_numpy()).all()
+
+
+def test_fit_logs_each_splits_labels_before_training(cancellation, caplog):
+    caplog.set_level(logging.INFO)
+    cancellation.setup("fit")
+    lines = [r.getMessage() for r in caplog.records if " labels: " in r.getMessage()]
+    assert [line.split()[0] for line in lines] == ["train", "val"]
+    for split, line in zip(("train", "val"), lines):
+        seeds = cancellation.split_seeds(split)
+        positive = int(seeds.label.sum())
+        times = seeds.timestamps.nunique()
+        assert f"{len(seeds):,} seeds at {times:,} prediction times" in line
+        assert f"{positive} positive / {len(seeds) - positive} negative" in line
 
 
 def test_loader_batches_carry_each_seeds_own_label(cancellation):
