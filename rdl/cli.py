@@ -41,7 +41,7 @@ def _add_inspect(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_inspect(args: argparse.Namespace) -> int:
     from rdl.db import connect
-    from rdl.db.schema_report import format_report, plot_schema, sampling_hints
+    from rdl.db.schema_report import format_report, inspect_hints, plot_schema
     from rdl.tasks.leakage import describe_leaks, find_leaks
     from rdl.tasks.run_data import RunData
 
@@ -55,7 +55,7 @@ def _run_inspect(args: argparse.Namespace) -> int:
     if args.plot:
         plot_schema(db, args.plot)
     if args.json:
-        summary = db.summary() | {"hints": sampling_hints(db)}
+        summary = db.summary() | {"hints": inspect_hints(db)}
         if leaks is not None:
             summary["leaks"] = [dataclasses.asdict(leak) for leak in leaks]
         print(json.dumps(summary))

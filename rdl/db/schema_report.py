@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rdl.db.database import Database
+from rdl.db.key_guess import guess_keys
 
 # A table that this many foreign keys point to gets the shared fan-out hint
 # (rdl.sampling.fanout.AUTO_SHARE_LINKS, which the db stage cannot import).
@@ -34,12 +35,36 @@ def format_report(db: Database) -> str:
         lines.extend(f"  - {issue} [{issue.count:,}]" for issue in db.issues)
     else:
         lines.append("issues: none")
-    hints = sampling_hints(db)
+    hints = inspect_hints(db)
     if hints:
         lines.append("")
         lines.append("hints:")
-        lines.extend(f"  - {hint}" for hint in hints)
+        for hint in hints:  # a hint's later lines (a YAML block) indented under its first
+            first, *rest = hint.split("\n")
+            lines.append(f"  - {first}")
+            lines.extend(f"    {line}" for line in rest)
     return "\n".join(lines)
+
+
+def inspect_hints(db: Database) -> list[str]:
+    """Everything ``rdl inspect`` suggests: keys to declare, then sampling."""
+    return key_hints(db) + sampling_hints(db)
+
+
+def key_hints(db: Database) -> list[str]:
+    """For a database of two or more tables that no foreign key links (a
+    folder of files declares none): the keys that names and values suggest,
+    as a schema file to check and pass with ``--schema`` (or ``data.schema``)."""
+    if len(list(db)) < 2 or any(table.foreign_keys for table in db):
+        return []
+    guess = guess_keys(db)
+    alone = "no foreign keys link these tables, so a model would see each row alone"
+    if not guess.foreign_keys:
+        return [f"{alone}; declare the keys in a schema file (--schema FILE.yaml, or "
+                "data.schema in a config; README: The schema file)"]
+    return [f"{alone}. These columns look like keys (unique; or nearly all values found in "
+            "the parent's key): check them, save them as a YAML file and pass it with "
+            "--schema FILE.yaml (data.schema in a config)\n" + guess.to_yaml()]
 
 
 def sampling_hints(db: Database) -> list[str]:

@@ -1,0 +1,76 @@
+"""Keys guessed for a database that declares none, as `rdl inspect` offers them."""
+from __future__ import annotations
+
+import textwrap
+
+import pandas as pd
+
+from rdl.db import Database, Table, connect
+from rdl.db.key_guess import guess_keys
+from rdl.db.keys import SURROGATE_KEY
+from rdl.db.schema_report import format_report, key_hints
+from rdl.testing.shops import make_shop
+
+
+def _named_like_their_parents_key(shop: Database) -> dict[str, dict[str, str]]:
+    """The shop's declared foreign keys whose column is named as the parent's key."""
+    return {table.name: {column: parent for column, parent in table.foreign_keys.items()
+                         if column == shop[parent].primary_key}
+            for table in shop}
+
+
+def test_files_that_lost_their_keys_get_back_those_their_names_and_values_show(tmp_path):
+    shop = make_shop()
+    for table in shop:
+        table.df.to_csv(tmp_path / f"{table.name}.csv", index=False)
+    files = connect(str(tmp_path))
+    assert not any(table.foreign_keys for table in files)
+
+    guess = guess_keys(files)
+    assert guess.primary_keys == {table.name: table.primary_key for table in shop}
+    expected = {name: links for name, links in _named_like_their_parents_key(shop).items()
+                if links}
+    assert {table: {column: parent for column, (parent, _, _) in links.items()}
+            for table, links in guess.foreign_keys.items()} == expected
+    assert guess.foreign_keys["orders"]["product_id"][1:] == (1.0, 30)  # NULLs not counted
+
+    (hint,) = key_hints(files)
+    assert "no foreign keys link these tables" in hint
+    assert hint.endswith(guess.to_yaml())
+    report = format_report(files)
+    block = report[report.index("    tables:"):]  # as a user copies it, indented
+    assert block == textwrap.indent(guess.to_yaml(), "    ")
+    schema = tmp_path / "guessed.yaml"
+    schema.write_text(block)
+    linked = connect(str(tmp_path), schema=str(schema))
+    assert {t.name: t.foreign_keys for t in linked if t.foreign_keys} == expected
+    assert {t.name: t.primary_key for t in linked} == guess.primary_keys
+    assert key_hints(linked) == []
+
+
+def _keyless(name: str, df: pd.DataFrame) -> Table:
+    df = df.copy()
+    df.insert(0, SURROGATE_KEY, range(len(df)))
+    return Table(name, df, SURROGATE_KEY, {}, None, {})
+
+
+def test_a_repeated_id_is_no_key_and_a_column_missing_its_parent_no_link():
+    users = pd.DataFrame({"user_id": [1, 2, 3, 4], "name": list("abcd")})
+    events = pd.DataFrame({"event_id": [1, 2, 3, 3], "user_id": [1, 2, 9, 8]})
+    db = Database({"users": _keyless("users", users), "events": _keyless("events", events)})
+    guess = guess_keys(db)
+    assert guess.primary_keys == {"users": "user_id"}  # events.event_id repeats 3
+    assert guess.foreign_keys == {}  # half of events.user_id is no user
+    (hint,) = key_hints(db)
+    assert "declare the keys in a schema file" in hint
+
+    events["user_id"] = [1, 2, 3, 3]
+    db = Database({"users": _keyless("users", users), "events": _keyless("events", events)})
+    assert guess_keys(db).foreign_keys == {"events": {"user_id": ("users", 1.0, 4)}}
+
+
+def test_no_hint_where_keys_link_the_tables_or_there_is_one_table():
+    shop = make_shop()
+    assert key_hints(shop) == []
+    alone = Database({"users": _keyless("users", pd.DataFrame({"user_id": [1, 2]}))})
+    assert key_hints(alone) == []
