@@ -34,9 +34,6 @@ class GuessedKeys:
     primary_keys: dict[str, str] = field(default_factory=dict)
     foreign_keys: dict[str, dict[str, tuple[str, float, int]]] = field(default_factory=dict)
 
-    def __bool__(self) -> bool:
-        return bool(self.primary_keys or self.foreign_keys)
-
     def to_yaml(self) -> str:
         """The guesses as a schema file's ``tables:`` section, each foreign key
         with how many of its values the parent has."""
@@ -72,7 +69,7 @@ def guess_keys(db: Database) -> GuessedKeys:
             if column in (own, SURROGATE_KEY) or column in child.foreign_keys:
                 continue
             for parent, key in keys.items():
-                if parent == child.name or column.lower() not in _names_of(parent, key):
+                if parent == child.name or str(column).lower() not in _names_of(parent, key):
                     continue
                 found, count = _found_share(child.df[column], db[parent].df[key])
                 if count and found >= MIN_FOUND:
@@ -107,7 +104,7 @@ def _names_of(parent: str, key: str) -> set[str]:
 def _primary_key(table: str, df: pd.DataFrame) -> str | None:
     wanted = {"id"} | _id_names(table)
     for column in df.columns:
-        if column.lower() not in wanted:
+        if str(column).lower() not in wanted:
             continue
         values = df[column]
         keyish = pd.api.types.is_integer_dtype(values) or pd.api.types.is_string_dtype(values)

@@ -177,7 +177,9 @@ def describe_split(df: pd.DataFrame, task_type: str, split: str) -> str:
     """One line on a split's label table, for a user to check the task before
     training on it: seeds, prediction times, labels, and rows dropped."""
     times = df["timestamp"].drop_duplicates().sort_values()
-    if len(times) == 1:
+    if times.empty:
+        when = "(none)"
+    elif len(times) == 1:
         when = f"at {_when(times.iloc[0])}"
     else:
         when = (f"at {len(times):,} prediction times "

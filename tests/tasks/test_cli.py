@@ -96,6 +96,9 @@ def test_a_splits_line_names_its_seeds_times_labels_and_drops():
     one_time.attrs = {}
     assert describe_split(one_time, "binary", "val") == (
         "val labels: 2 seeds at 2021-02-01; 0 positive / 2 negative (0.0% positive)")
+    empty = df.iloc[:0].copy()
+    empty.attrs = {}
+    assert describe_split(empty, "binary", "test") == "test labels: 0 seeds (none); none"
 
 
 @pytest.mark.parametrize("config, message", [
