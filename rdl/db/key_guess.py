@@ -1,5 +1,5 @@
-"""Guesses the keys of a database that declares none (a folder of CSV or parquet
-files, say), so that ``rdl inspect`` can offer a schema file to start from.
+"""Guesses the keys a database does not declare (a folder of CSV or parquet
+files declares none), so that ``rdl inspect`` can offer a schema file to start from.
 
 Without foreign keys nothing links the tables and a model sees every row alone.
 The guesses follow names and values only, and are printed for the user to
@@ -33,6 +33,14 @@ class GuessedKeys:
 
     primary_keys: dict[str, str] = field(default_factory=dict)
     foreign_keys: dict[str, dict[str, tuple[str, float, int]]] = field(default_factory=dict)
+
+    def links_only(self) -> GuessedKeys:
+        """The guessed foreign keys, with only the guessed primary keys they
+        point to."""
+        parents = {parent for links in self.foreign_keys.values()
+                   for parent, _, _ in links.values()}
+        return GuessedKeys({table: column for table, column in self.primary_keys.items()
+                            if table in parents}, self.foreign_keys)
 
     def to_yaml(self) -> str:
         """The guesses as a schema file's ``tables:`` section, each foreign key

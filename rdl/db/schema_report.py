@@ -52,12 +52,22 @@ def inspect_hints(db: Database) -> list[str]:
 
 
 def key_hints(db: Database) -> list[str]:
-    """For a database of two or more tables that no foreign key links (a
-    folder of files declares none): the keys that names and values suggest,
-    as a schema file to check and pass with ``--schema`` (or ``data.schema``)."""
-    if len(list(db)) < 2 or any(table.foreign_keys for table in db):
+    """For a database of two or more tables: the keys that names and values
+    suggest where none are declared, as a schema file to check and pass with
+    ``--schema`` (or ``data.schema``). Where some foreign keys link the tables,
+    only the foreign keys the database leaves out (and the guessed primary keys
+    they point to)."""
+    if len(list(db)) < 2:
         return []
     guess = guess_keys(db)
+    if any(table.foreign_keys for table in db):
+        missing = guess.links_only()
+        if not missing.foreign_keys:
+            return []
+        return ["these columns look like foreign keys the database does not declare (nearly "
+                "all values found in the parent's key): check them, save them as a YAML file "
+                "and pass it with --schema FILE.yaml (data.schema in a config); it adds to the "
+                "keys the database declares\n" + missing.to_yaml()]
     alone = "no foreign keys link these tables, so a model would see each row alone"
     if not guess.foreign_keys:
         return [f"{alone}; declare the keys in a schema file (--schema FILE.yaml, or "

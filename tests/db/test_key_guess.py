@@ -1,4 +1,4 @@
-"""Keys guessed for a database that declares none, as `rdl inspect` offers them."""
+"""Keys guessed where a database declares none or only some, as `rdl inspect` offers them."""
 from __future__ import annotations
 
 import textwrap
@@ -9,6 +9,7 @@ from rdl.db import Database, Table, connect
 from rdl.db.key_guess import guess_keys
 from rdl.db.keys import SURROGATE_KEY
 from rdl.db.schema_report import format_report, key_hints
+from rdl.testing.files import write_sqlite
 from rdl.testing.shops import make_shop
 
 
@@ -74,3 +75,29 @@ def test_no_hint_where_keys_link_the_tables_or_there_is_one_table():
     assert key_hints(shop) == []
     alone = Database({"users": _keyless("users", pd.DataFrame({"user_id": [1, 2]}))})
     assert key_hints(alone) == []
+
+
+def test_a_database_that_declares_some_keys_is_shown_only_the_links_it_leaves_out(tmp_path):
+    users = pd.DataFrame({"user_id": [1, 2, 3], "name": list("abc")})
+    items = pd.DataFrame({"item_id": [10, 11], "price": [1.0, 2.0]})
+    orders = pd.DataFrame({"order_id": [1, 2, 3, 4], "user_id": [1, 2, 2, 3],
+                           "item_id": [10, 11, 11, 10]})
+    ddl = """CREATE TABLE users (user_id INTEGER PRIMARY KEY, name TEXT);
+             CREATE TABLE items (item_id INTEGER PRIMARY KEY, price REAL);
+             CREATE TABLE orders (order_id INTEGER PRIMARY KEY,
+                                  user_id INTEGER REFERENCES users (user_id), item_id INTEGER);"""
+    url = write_sqlite(tmp_path / "shop.db", {"users": users, "items": items, "orders": orders},
+                       ddl)
+    partial = connect(url)
+    assert partial["orders"].foreign_keys == {"user_id": "users"}
+
+    (hint,) = key_hints(partial)
+    assert "foreign keys the database does not declare" in hint
+    block = hint[hint.index("tables:"):]
+    assert block == ("tables:\n  orders:\n    foreign_keys:\n"
+                     "      item_id: items   # 100.0% of 4 values found")
+    schema = tmp_path / "guessed.yaml"
+    schema.write_text(block)
+    linked = connect(url, schema=str(schema))
+    assert linked["orders"].foreign_keys == {"user_id": "users", "item_id": "items"}
+    assert key_hints(linked) == []
