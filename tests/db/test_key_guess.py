@@ -101,3 +101,42 @@ def test_a_database_that_declares_some_keys_is_shown_only_the_links_it_leaves_ou
     linked = connect(url, schema=str(schema))
     assert linked["orders"].foreign_keys == {"user_id": "users", "item_id": "items"}
     assert key_hints(linked) == []
+
+
+def test_keys_named_for_no_table_and_pairs_of_ids_are_guessed_as_a_baseball_archive_has_them(
+        tmp_path):
+    people = pd.DataFrame({"playerID": ["aaron01", "bonds01", "cobb01"],
+                           "birthYear": [1934, 1964, 1886]})
+    teams = pd.DataFrame({"yearID": [2000, 2000, 2000, 2001, 2001, 2001],
+                          "lgID": ["NL", "NL", "AL", "NL", "NL", "AL"],
+                          "teamID": ["ATL", "SFN", "DET", "ATL", "SFN", "DET"],
+                          "W": [95, 97, 79, 88, 90, 66]})
+    batting = pd.DataFrame({"playerID": ["aaron01", "aaron01", "bonds01", "bonds01", "cobb01",
+                                         "cobb01"],
+                            "yearID": [2000, 2001, 2000, 2000, 2000, 2001],
+                            "stint": [1, 1, 1, 2, 1, 1],
+                            "teamID": ["ATL", "ATL", "SFN", "ATL", "DET", "DET"],
+                            "lgID": ["NL", "NL", "NL", "NL", "AL", "AL"],
+                            "H": [150, 140, 120, 12, 170, 160]})
+    for name, df in {"People": people, "Teams": teams, "Batting": batting}.items():
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    files = connect(str(tmp_path))
+
+    guess = guess_keys(files)
+    # Batting's rows are unique only by (playerID, yearID, stint): no pair is its key.
+    assert guess.primary_keys == {"People": "playerID", "Teams": ("yearID", "teamID")}
+    assert guess.foreign_keys == {"Batting": {"playerID": ("People", 1.0, 6),
+                                              ("yearID", "teamID"): ("Teams", 1.0, 6)}}
+    (hint,) = key_hints(files)
+    assert hint.endswith(guess.to_yaml())
+    assert "      Teams: {columns: [yearID, teamID], table: Teams}   # 100.0% of 6" in hint
+    schema = tmp_path / "guessed.yaml"
+    schema.write_text(guess.to_yaml())
+    linked = connect(str(tmp_path), schema=str(schema))
+    assert sorted(linked["Batting"].foreign_keys.values()) == ["People", "Teams"]
+    assert linked["People"].primary_key == "playerID"
+    assert key_hints(linked) == []
+
+    batting.loc[4, "teamID"] = "NYA"  # one stint in six with no team: 83% found, no link
+    batting.to_csv(tmp_path / "Batting.csv", index=False)
+    assert ("yearID", "teamID") not in guess_keys(connect(str(tmp_path))).foreign_keys["Batting"]
