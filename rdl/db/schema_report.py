@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rdl.db.database import Database
-from rdl.db.key_guess import guess_keys
+from rdl.db.schema_guess import SchemaGuess, guess_keys, guess_time_columns
 
 # A table that this many foreign keys point to gets the shared fan-out hint
 # (rdl.sampling.fanout.AUTO_SHARE_LINKS, which the db stage cannot import).
@@ -47,34 +47,42 @@ def format_report(db: Database) -> str:
 
 
 def inspect_hints(db: Database) -> list[str]:
-    """Everything ``rdl inspect`` suggests: keys to declare, then sampling."""
-    return key_hints(db) + sampling_hints(db)
+    """Everything ``rdl inspect`` suggests: schema entries to declare, then sampling."""
+    return schema_hints(db) + sampling_hints(db)
 
 
-def key_hints(db: Database) -> list[str]:
-    """For a database of two or more tables: the keys that names and values
-    suggest where none are declared, as a schema file to check and pass with
-    ``--schema`` (or ``data.schema``). Where some foreign keys link the tables,
-    only the foreign keys the database leaves out (and the guessed primary keys
-    they point to)."""
-    if len(list(db)) < 2:
-        return []
-    guess = guess_keys(db)
+def schema_hints(db: Database) -> list[str]:
+    """What names and values suggest the schema leaves out, as one schema file
+    to check and pass with ``--schema`` (or ``data.schema``): keys where no
+    foreign key links the tables, or else only the foreign keys left out (with
+    the guessed primary keys they point to); and time columns where no table
+    has one (:mod:`rdl.db.schema_guess`)."""
+    hints, notes = [], []
+    guess = guess_keys(db) if len(list(db)) >= 2 else SchemaGuess()
     if any(table.foreign_keys for table in db):
-        missing = guess.links_only()
-        if not missing.foreign_keys:
-            return []
-        return ["these columns look like foreign keys the database does not declare (nearly "
-                "all values found in the parent's key): check them, save them as a YAML file "
-                "and pass it with --schema FILE.yaml (data.schema in a config); it adds to the "
-                "keys the database declares\n" + missing.to_yaml()]
-    alone = "no foreign keys link these tables, so a model would see each row alone"
-    if not guess.foreign_keys:
-        return [f"{alone}; declare the keys in a schema file (--schema FILE.yaml, or "
-                "data.schema in a config; README: The schema file)"]
-    return [f"{alone}. These columns look like keys (unique; or nearly all values found in "
-            "the parent's key): check them, save them as a YAML file and pass it with "
-            "--schema FILE.yaml (data.schema in a config)\n" + guess.to_yaml()]
+        guess = guess.links_only()
+        if guess.foreign_keys:
+            notes.append("these columns look like foreign keys the database does not declare "
+                         "(nearly all values found in the parent's key)")
+    elif len(list(db)) >= 2:
+        alone = "no foreign keys link these tables, so a model would see each row alone"
+        if guess.foreign_keys:
+            notes.append(f"{alone}. These columns look like keys (unique; or nearly all values "
+                         "found in the parent's key)")
+        else:
+            hints.append(f"{alone}; declare the keys in a schema file (--schema FILE.yaml, or "
+                         "data.schema in a config; README: The schema file)")
+            guess = SchemaGuess()
+    guess.time_columns = guess_time_columns(db)
+    if guess.time_columns:
+        notes.append("no table has a time column, so every row is seen at every prediction "
+                     "time; these whole numbers look like years, months or days (at: end: a row "
+                     "is seen once its period is over, as a season's statistics should be)")
+    if notes:
+        hints.append("; ".join(notes) + ". Check them, save them as a YAML file and pass it "
+                     "with --schema FILE.yaml (data.schema in a config); it adds to what the "
+                     "database declares\n" + guess.to_yaml())
+    return hints
 
 
 def sampling_hints(db: Database) -> list[str]:

@@ -22,7 +22,7 @@ _NEXT_PERIOD = {"year": pd.offsets.YearBegin(1), "month": pd.offsets.MonthBegin(
 # Column-name hints for the time column, best first. Names that say the time
 # is not the row's creation (birth dates, expiry, updates) are never picked.
 _TIME_NAME_HINTS = ("created", "creation", "timestamp", "event", "time", "date", "_at", "_on")
-_NOT_CREATION = re.compile(r"birth|dob|expir|until|end|updated|modified|deleted", re.I)
+NOT_CREATION = re.compile(r"birth|dob|expir|until|end|updated|modified|deleted", re.I)
 
 
 def looks_like_dates(series: pd.Series, sample: int = 200) -> bool:
@@ -117,7 +117,7 @@ def pick_time_column(df: pd.DataFrame, exclude: set[str]) -> str | None:
     """
     candidates = [
         c for c in df.columns
-        if c not in exclude and not _NOT_CREATION.search(str(c)) and is_time_like(df[c])
+        if c not in exclude and not NOT_CREATION.search(str(c)) and is_time_like(df[c])
     ]
     if not candidates:
         return None

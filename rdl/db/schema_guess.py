@@ -1,19 +1,29 @@
-"""Guesses the keys a database does not declare (a folder of CSV or parquet
-files declares none), so that ``rdl inspect`` can offer a schema file to start from.
+"""Guesses what a database's schema leaves out (a folder of CSV or parquet files
+declares nothing), so that ``rdl inspect`` can offer a schema file to start from.
 
-Without foreign keys nothing links the tables and a model sees every row alone.
+Keys. Without foreign keys nothing links the tables and a model sees every row
+alone. A table's primary key is, in this order of preference: a column named
+``id`` or ``<table>_id`` (the table's name in the singular or as written),
+another id-named column (``playerID``, ``sku_id``) not named for another table,
+or a pair of id-named columns, whose values (pairs) are unique and never
+missing. A foreign key is a column of another table named like a single key
+(``user_id`` for ``users.user_id``, or ``<table>_id`` for an ``id`` key), or
+both columns of a pair key, whose values are nearly all (:data:`MIN_FOUND`)
+among the key's.
+
+Times. Where no table has a time column, every row is seen at every prediction
+time, so a row of 2015 informs a prediction for 2010. A whole-number column named
+for a year, month or date (``yearID``, ``season``, ``month``, ``date``) whose
+values all read as one (1800-2100, YYYYMM, YYYYMMDD) is offered as its time
+column, placed at the period's end: a row is seen once its period is over,
+which never leaks a season's statistics into a prediction made during it.
+
 The guesses follow names and values only, and are printed for the user to
-check, never applied. A table's primary key is, in this order of preference:
-a column named ``id`` or ``<table>_id`` (the table's name in the singular or as
-written), another id-named column (``playerID``, ``sku_id``) not named for
-another table, or a pair of id-named columns, whose values (pairs) are unique
-and never missing. A foreign
-key is a column of another table named like a single key (``user_id`` for
-``users.user_id``, or ``<table>_id`` for an ``id`` key), or both columns of a
-pair key, whose values are nearly all (:data:`MIN_FOUND`) among the key's.
+check, never applied.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -21,6 +31,7 @@ import pandas as pd
 
 from rdl.db.database import Database
 from rdl.db.keys import SURROGATE_KEY
+from rdl.db.times import NOT_CREATION
 
 MIN_FOUND = 0.95  # share of a column's values that must be keys of the parent
 
@@ -28,35 +39,42 @@ Key = str | tuple[str, ...]  # one column, or the columns of a composite key
 
 
 @dataclass
-class GuessedKeys:
-    r"""Keys that names and values suggest.
+class SchemaGuess:
+    r"""Schema entries that names and values suggest.
 
     Args:
         primary_keys: Table -> column (or columns), for tables with only
             rdl's row-id key.
         foreign_keys: Table -> column (or columns) -> (parent table, share
             of the values found among the parent's keys, values compared).
+        time_columns: Table -> (column, calendar unit), where no table has a
+            time column.
     """
 
     primary_keys: dict[str, Key] = field(default_factory=dict)
     foreign_keys: dict[str, dict[Key, tuple[str, float, int]]] = field(default_factory=dict)
+    time_columns: dict[str, tuple[str, str]] = field(default_factory=dict)
 
-    def links_only(self) -> GuessedKeys:
+    def links_only(self) -> SchemaGuess:
         """The guessed foreign keys, with only the guessed primary keys they
         point to."""
         parents = {parent for links in self.foreign_keys.values()
                    for parent, _, _ in links.values()}
-        return GuessedKeys({table: key for table, key in self.primary_keys.items()
-                            if table in parents}, self.foreign_keys)
+        return SchemaGuess({table: key for table, key in self.primary_keys.items()
+                            if table in parents}, self.foreign_keys, self.time_columns)
 
     def to_yaml(self) -> str:
         """The guesses as a schema file's ``tables:`` section, each foreign key
         with how many of its values the parent has."""
         lines = ["tables:"]
-        for table in sorted(set(self.primary_keys) | set(self.foreign_keys)):
+        for table in sorted(set(self.primary_keys) | set(self.foreign_keys)
+                            | set(self.time_columns)):
             lines.append(f"  {table}:")
             if table in self.primary_keys:
                 lines.append(f"    primary_key: {_yaml_key(self.primary_keys[table])}")
+            if table in self.time_columns:
+                column, unit = self.time_columns[table]
+                lines.append(f"    time_column: {{column: {column}, unit: {unit}, at: end}}")
             links = self.foreign_keys.get(table, {})
             if links:
                 lines.append("    foreign_keys:")
@@ -69,11 +87,11 @@ class GuessedKeys:
         return "\n".join(lines)
 
 
-def guess_keys(db: Database) -> GuessedKeys:
+def guess_keys(db: Database) -> SchemaGuess:
     """Primary keys for tables that have only a row id (and that no declared
     foreign key points to), then foreign keys to every table whose key
     (declared or guessed) another table's columns name."""
-    guess = GuessedKeys()
+    guess = SchemaGuess()
     keys: dict[str, Key] = {}
     referenced = {parent for table in db for parent in table.foreign_keys.values()}
     for table in db:
@@ -105,6 +123,55 @@ def guess_keys(db: Database) -> GuessedKeys:
             if count and found >= MIN_FOUND:
                 guess.foreign_keys.setdefault(child.name, {})[columns] = (parent, found, count)
     return guess
+
+
+def guess_time_columns(db: Database) -> dict[str, tuple[str, str]]:
+    """Where no table has a time column: for each table, its first
+    whole-number column named and valued like a year, month or date (see the
+    module's docstring). A database with time columns gets no guesses: its
+    static tables are static by choice as often as not (a plane's year of
+    make is no time its row appears)."""
+    found: dict[str, tuple[str, str]] = {}
+    if any(table.time_column is not None for table in db):
+        return found
+    for table in db:
+        for column in table.df.columns:
+            unit = _calendar_unit(str(column), table.df[column])
+            if unit is not None:
+                found[table.name] = (column, unit)
+                break
+    return found
+
+
+_CALENDAR_NAMES = {"year": ("year", "season"), "month": ("month", "period"),
+                   "day": ("date", "day")}
+
+
+_LATER_MOMENT = re.compile(r"death|died|final|last", re.I)
+
+
+def _calendar_unit(name: str, values: pd.Series) -> str | None:
+    """``year``, ``month`` or ``day`` if every value is there and reads as one
+    and the name says so (and names no other moment: a birth or death year is
+    no row's time)."""
+    lowered = name.lower()
+    if (not pd.api.types.is_integer_dtype(values) or NOT_CREATION.search(name)
+            or _LATER_MOMENT.search(name) or values.empty or values.isna().any()):
+        return None
+    low, high = int(values.min()), int(values.max())
+    for unit, words in _CALENDAR_NAMES.items():
+        if not any(word in lowered for word in words):
+            continue
+        if unit == "year" and 1800 <= low and high <= 2100:
+            return unit
+        if unit == "month" and 180001 <= low and high <= 210012 and values.mod(100).between(
+                1, 12).all():
+            return unit
+        if unit == "day" and 18000101 <= low and high <= 21001231:
+            days = pd.to_datetime(values.astype(str), format="%Y%m%d", errors="coerce")
+            if days.notna().all():
+                return unit
+    return None
 
 
 def _parents_named_by(column: str, child: str, keys: dict[str, Key], db: Database) -> list[str]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 import textwrap
 
 import pandas as pd
+import pytest
 
 from rdl.db import Database, Table, connect
-from rdl.db.key_guess import guess_keys
+from rdl.db.schema_guess import guess_keys, guess_time_columns
 from rdl.db.keys import SURROGATE_KEY
-from rdl.db.schema_report import format_report, key_hints
+from rdl.db.schema_report import format_report, schema_hints
 from rdl.testing.files import write_sqlite
 from rdl.testing.shops import make_shop
 
@@ -35,7 +36,7 @@ def test_files_that_lost_their_keys_get_back_those_their_names_and_values_show(t
             for table, links in guess.foreign_keys.items()} == expected
     assert guess.foreign_keys["orders"]["product_id"][1:] == (1.0, 30)  # NULLs not counted
 
-    (hint,) = key_hints(files)
+    (hint,) = schema_hints(files)
     assert "no foreign keys link these tables" in hint
     assert hint.endswith(guess.to_yaml())
     report = format_report(files)
@@ -46,7 +47,7 @@ def test_files_that_lost_their_keys_get_back_those_their_names_and_values_show(t
     linked = connect(str(tmp_path), schema=str(schema))
     assert {t.name: t.foreign_keys for t in linked if t.foreign_keys} == expected
     assert {t.name: t.primary_key for t in linked} == guess.primary_keys
-    assert key_hints(linked) == []
+    assert schema_hints(linked) == []
 
 
 def _keyless(name: str, df: pd.DataFrame) -> Table:
@@ -62,7 +63,7 @@ def test_a_repeated_id_is_no_key_and_a_column_missing_its_parent_no_link():
     guess = guess_keys(db)
     assert guess.primary_keys == {"users": "user_id"}  # events.event_id repeats 3
     assert guess.foreign_keys == {}  # half of events.user_id is no user
-    (hint,) = key_hints(db)
+    (hint,) = schema_hints(db)
     assert "declare the keys in a schema file" in hint
 
     events["user_id"] = [1, 2, 3, 3]
@@ -72,9 +73,9 @@ def test_a_repeated_id_is_no_key_and_a_column_missing_its_parent_no_link():
 
 def test_no_hint_where_keys_link_the_tables_or_there_is_one_table():
     shop = make_shop()
-    assert key_hints(shop) == []
+    assert schema_hints(shop) == []
     alone = Database({"users": _keyless("users", pd.DataFrame({"user_id": [1, 2]}))})
-    assert key_hints(alone) == []
+    assert schema_hints(alone) == []
 
 
 def test_a_database_that_declares_some_keys_is_shown_only_the_links_it_leaves_out(tmp_path):
@@ -91,7 +92,7 @@ def test_a_database_that_declares_some_keys_is_shown_only_the_links_it_leaves_ou
     partial = connect(url)
     assert partial["orders"].foreign_keys == {"user_id": "users"}
 
-    (hint,) = key_hints(partial)
+    (hint,) = schema_hints(partial)
     assert "foreign keys the database does not declare" in hint
     block = hint[hint.index("tables:"):]
     assert block == ("tables:\n  orders:\n    foreign_keys:\n"
@@ -100,7 +101,7 @@ def test_a_database_that_declares_some_keys_is_shown_only_the_links_it_leaves_ou
     schema.write_text(block)
     linked = connect(url, schema=str(schema))
     assert linked["orders"].foreign_keys == {"user_id": "users", "item_id": "items"}
-    assert key_hints(linked) == []
+    assert schema_hints(linked) == []
 
 
 def test_keys_named_for_no_table_and_pairs_of_ids_are_guessed_as_a_baseball_archive_has_them(
@@ -127,16 +128,53 @@ def test_keys_named_for_no_table_and_pairs_of_ids_are_guessed_as_a_baseball_arch
     assert guess.primary_keys == {"People": "playerID", "Teams": ("yearID", "teamID")}
     assert guess.foreign_keys == {"Batting": {"playerID": ("People", 1.0, 6),
                                               ("yearID", "teamID"): ("Teams", 1.0, 6)}}
-    (hint,) = key_hints(files)
+    # People's birthYear is no row's time; a season's rows are seen once it is over.
+    guess.time_columns = guess_time_columns(files)
+    assert guess.time_columns == {"Teams": ("yearID", "year"), "Batting": ("yearID", "year")}
+    (hint,) = schema_hints(files)
     assert hint.endswith(guess.to_yaml())
     assert "      Teams: {columns: [yearID, teamID], table: Teams}   # 100.0% of 6" in hint
+    assert "    time_column: {column: yearID, unit: year, at: end}" in hint
     schema = tmp_path / "guessed.yaml"
     schema.write_text(guess.to_yaml())
     linked = connect(str(tmp_path), schema=str(schema))
     assert sorted(linked["Batting"].foreign_keys.values()) == ["People", "Teams"]
     assert linked["People"].primary_key == "playerID"
-    assert key_hints(linked) == []
+    assert linked["Batting"].df["yearID"].min() == pd.Timestamp("2000-12-31 23:59:59")
+    assert linked["People"].time_column is None
+    assert schema_hints(linked) == []
 
     batting.loc[4, "teamID"] = "NYA"  # one stint in six with no team: 83% found, no link
     batting.to_csv(tmp_path / "Batting.csv", index=False)
     assert ("yearID", "teamID") not in guess_keys(connect(str(tmp_path))).foreign_keys["Batting"]
+
+
+@pytest.mark.parametrize(("name", "values", "unit"), [
+    ("yearID", [1871, 2023], "year"),
+    ("season", [1999, 2000], "year"),
+    ("month", [199901, 200012], "month"),
+    ("snapshot_date", [19990131, 20001231], "day"),
+    ("birthYear", [1950, 1960], None),  # another moment than the row's
+    ("deathYear", [1990, 2001], None),
+    ("year", [0, 5], None),  # a year of study, not of the calendar
+    ("month", [199913, 200001], None),  # no thirteenth month
+    ("snapshot_date", [19990230, 20001231], None),  # no 30 February
+    ("weight", [1990, 2001], None),  # a year's numbers, not a year's name
+])
+def test_a_whole_number_column_is_a_time_column_when_name_and_every_value_say_so(name, values,
+                                                                                  unit):
+    table = _keyless("seasons", pd.DataFrame({name: values, "x": [1.0, 2.0]}))
+    expected = {} if unit is None else {"seasons": (name, unit)}
+    assert guess_time_columns(Database({"seasons": table})) == expected
+    missing = _keyless("seasons", pd.DataFrame({name: pd.array([values[0], None], "Int64")}))
+    assert guess_time_columns(Database({"seasons": missing})) == {}
+
+
+def test_no_time_column_is_guessed_beside_a_declared_one():
+    seasons = _keyless("seasons", pd.DataFrame({"yearID": [1999, 2000]}))
+    planes = _keyless("planes", pd.DataFrame({"year": [1999, 2000]}))  # year of make
+    flights = _keyless("flights", pd.DataFrame({"at": pd.to_datetime(["2013-01-01"] * 2)}))
+    flights.time_column = "at"
+    assert guess_time_columns(Database({"seasons": seasons, "planes": planes})) == {
+        "seasons": ("yearID", "year"), "planes": ("year", "year")}
+    assert guess_time_columns(Database({"planes": planes, "flights": flights})) == {}
