@@ -22,6 +22,9 @@ SPLITS = ("train", "val", "test")
 
 _DELTA = re.compile(r"^\s*([-+]?\d+)\s*([a-z]+)\s*$", re.IGNORECASE)
 _DELTA_UNITS = {
+    "y": "years",
+    "year": "years",
+    "years": "years",
     "mo": "months",
     "month": "months",
     "months": "months",
@@ -39,11 +42,11 @@ _DELTA_UNITS = {
 
 def parse_timedelta(value: str | pd.offsets.BaseOffset | pd.Timedelta,
                     name: str = "timedelta") -> pd.offsets.BaseOffset:
-    r"""Turns ``"30d"``, ``"12h"``, ``"1mo"``, ``"2w"`` or a pandas offset into a
-    :class:`pandas.DateOffset`.
+    r"""Turns ``"30d"``, ``"12h"``, ``"1mo"``, ``"2w"``, ``"1y"`` or a pandas
+    offset into a :class:`pandas.DateOffset`.
 
-    Months stay calendar months (``2013-01-31 + 1mo = 2013-02-28``), which
-    is also how the query language's ``months`` unit counts.
+    Months and years stay calendar ones (``2013-01-31 + 1mo = 2013-02-28``),
+    which is also how the query language's ``months`` and ``years`` count.
     """
     if isinstance(value, pd.offsets.BaseOffset):
         offset = value
@@ -62,7 +65,7 @@ def parse_timedelta(value: str | pd.offsets.BaseOffset | pd.Timedelta,
             if offset is None:
                 raise TaskError(
                     f"{name}={value!r} is not a duration; write e.g. '30d', '12h', "
-                    "'1mo', '2w' or a pandas offset such as '7D'"
+                    "'1mo', '2w', '1y' or a pandas offset such as '7D'"
                 )
     else:
         raise TaskError(f"{name}={value!r} is not a duration; write e.g. '30d', '12h' or '1mo'")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from rdl.db import Database, Table
 from rdl.tasks import Task, TaskError
 from rdl.testing.brute_force import brute_force_labels
 from rdl.testing.shops import TEST, VAL
@@ -192,6 +193,25 @@ def test_months_follow_the_calendar(shop):
     df = t.make_table(shop, ["2021-01-31"])
     # (01-31, 02-28]: c2 02-14 (NULL amount), c3 02-01 + 02-28; c5 and c6 sign up later.
     assert labels_by_id(df) == {"c1": 0.0, "c2": 0.0, "c3": 75.0, "c4": 0.0, "c7": 0.0}
+
+
+def test_a_year_window_holds_a_season_stamped_at_its_end_where_365_days_miss_a_leap_year():
+    players = pd.DataFrame({"player_id": [1, 2]})
+    seasons = pd.DataFrame({"season_id": [1, 2, 3], "player_id": [1, 1, 2],
+                            "at": pd.to_datetime(["2015-12-31 23:59:59", "2016-12-31 23:59:59",
+                                                  "2015-12-31 23:59:59"])})
+    db = Database({"players": Table("players", players, "player_id"),
+                   "seasons": Table("seasons", seasons, "season_id", {"player_id": "players"},
+                                    "at")})
+
+    def plays_on(amount: int, unit: str) -> dict:
+        t = Task(query=f"PREDICT COUNT(seasons.*, 0, {amount}, {unit}) > 0 FOR EACH "
+                       f"players.player_id WHERE COUNT(seasons.*, -{amount}, 0, {unit}) > 0",
+                 val_timestamp="2017-01-01", test_timestamp="2018-01-01")
+        return labels_by_id(t.make_table(db, ["2016-01-01"]), "player_id")
+
+    assert plays_on(1, "years") == {1: True, 2: False}
+    assert plays_on(365, "days") == {1: False, 2: False}  # 2016-12-31 is day 366
 
 
 def test_sql_escape_hatch(shop):

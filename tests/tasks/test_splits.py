@@ -22,6 +22,7 @@ def ts(*values: str) -> list[pd.Timestamp]:
 @pytest.mark.parametrize("text, expected", [
     ("30d", pd.DateOffset(days=30)), ("12h", pd.DateOffset(hours=12)),
     ("1mo", pd.DateOffset(months=1)), ("2w", pd.DateOffset(weeks=2)),
+    ("1y", pd.DateOffset(years=1)), ("2 years", pd.DateOffset(years=2)),
     (" 3 Days ", pd.DateOffset(days=3)), ("7D", pd.offsets.Day(7)),
     (pd.Timedelta(hours=6), pd.DateOffset(seconds=6 * 3600)),
 ])

@@ -10,8 +10,9 @@ in the database (double-quote names with spaces or odd characters:
 
 **Aggregates** look at rows of a table in a window relative to the prediction
 time ``t``. ``AGG(table.column, start, end, unit)`` covers rows whose time lies
-in ``(t + start, t + end]``; the unit is ``days``, ``hours`` or ``months``
-(calendar months). The notes after ``#`` are not part of the syntax::
+in ``(t + start, t + end]``; the unit is ``days``, ``hours``, ``months`` or
+``years`` (calendar months and years: ``(t, t + 1 year]`` holds a whole year,
+leap day included). The notes after ``#`` are not part of the syntax::
 
     COUNT(orders.*, 0, 30, days)          # orders with t < time <= t + 30 days
     COUNT(orders.*, -90, 0, days)         # the past 90 days, (t - 90d, t]
@@ -295,10 +296,10 @@ class _Parser:
         start = self.integer("the window start")
         self.take_op(",", f"',' and the window end in {func}(table.col, start, end, unit)")
         end = self.integer("the window end")
-        self.take_op(",", "',' and the unit (days, hours or months)")
+        self.take_op(",", "',' and the unit (days, hours, months or years)")
         unit_tok = self.tok
         if unit_tok.kind != "word" or unit_tok.value.lower() not in UNITS:
-            raise self.error("a unit: days, hours or months")
+            raise self.error("a unit: days, hours, months or years")
         self.advance()
         self.take_op(")", f"')' to close {func}(...)")
         unit = UNITS[unit_tok.value.lower()]

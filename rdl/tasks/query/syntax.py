@@ -26,6 +26,8 @@ UNITS = {
     "hours": "hours",
     "month": "months",
     "months": "months",
+    "year": "years",
+    "years": "years",
 }
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
 
@@ -70,7 +72,7 @@ class Aggregate:
         filter: Condition on :obj:`table`'s columns a row must meet.
         start: Window start, in :obj:`unit`, relative to prediction time.
         end: Window end, in :obj:`unit`, relative to prediction time.
-        unit: ``"days"``, ``"hours"`` or ``"months"``.
+        unit: ``"days"``, ``"hours"``, ``"months"`` or ``"years"``.
     """
 
     func: str

@@ -36,7 +36,8 @@ from rdl.tasks.query.syntax import (
 
 TIMESTAMPS_VIEW = "__rdl_timestamps"
 _SEEDS = "__rdl_seeds"
-_INTERVAL = {"days": "to_days", "hours": "to_hours", "months": "to_months"}
+_INTERVAL = {"days": "to_days", "hours": "to_hours", "months": "to_months",
+             "years": "to_years"}
 _ZERO_WHEN_EMPTY = ("COUNT", "COUNT_DISTINCT", "SUM")
 
 

@@ -16,11 +16,11 @@ from rdl.tasks.query.syntax import Aggregate, Query, aggregates
 
 # Farthest a window may reach from ``t``: 100 years, so that ``t + offset``
 # stays inside pandas' timestamps (1677-2262) for data of this era.
-MAX_WINDOW = {"days": 36_525, "hours": 876_600, "months": 1_200}
+MAX_WINDOW = {"days": 36_525, "hours": 876_600, "months": 1_200, "years": 100}
 
 
 def window_offset(amount: int, unit: str) -> pd.DateOffset:
-    """The offset of ``amount`` query-language units (days, hours, months)."""
+    """The offset of ``amount`` query-language units (days, hours, months, years)."""
     return pd.DateOffset(**{unit: amount})
 
 
