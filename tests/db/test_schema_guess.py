@@ -1,4 +1,5 @@
-"""Keys guessed where a database declares none or only some, as `rdl inspect` offers them."""
+"""Keys and time columns guessed where a database declares none or only some, as `rdl
+inspect` offers them."""
 from __future__ import annotations
 
 import textwrap
@@ -6,9 +7,11 @@ import textwrap
 import pandas as pd
 import pytest
 
+from rdl.datasets import synthetic_retail
 from rdl.db import Database, Table, connect
-from rdl.db.schema_guess import guess_keys, guess_time_columns
+from rdl.db.connect import FOLDER_SCHEMA_FILE
 from rdl.db.keys import SURROGATE_KEY
+from rdl.db.schema_guess import guess_keys, guess_time_columns
 from rdl.db.schema_report import format_report, schema_hints
 from rdl.testing.files import write_sqlite
 from rdl.testing.shops import make_shop
@@ -178,3 +181,18 @@ def test_no_time_column_is_guessed_beside_a_declared_one():
     assert guess_time_columns(Database({"seasons": seasons, "planes": planes})) == {
         "seasons": ("yearID", "year"), "planes": ("year", "year")}
     assert guess_time_columns(Database({"planes": planes, "flights": flights})) == {}
+
+
+def test_the_wide_synthetic_shop_as_bare_files_gets_back_every_key_its_schema_declares(tmp_path):
+    folder = synthetic_retail.generate(tmp_path, 10_000, wide=True)
+    declared = connect(str(folder))
+    (folder / FOLDER_SCHEMA_FILE).unlink()
+    files = connect(str(folder))
+    assert not any(table.foreign_keys for table in files)
+
+    guess = guess_keys(files)
+    assert guess.primary_keys == {table.name: table.primary_key for table in declared}
+    assert {(table, column, parent) for table, links in guess.foreign_keys.items()
+            for column, (parent, _, _) in links.items()} == {
+        (table.name, column, parent) for table in declared
+        for column, parent in table.foreign_keys.items()}
