@@ -207,22 +207,38 @@ def _binary(label: pd.Series) -> pd.Series:
     return label.astype("int64")
 
 
-def check_split_table(df: pd.DataFrame, task_type: str, split: str) -> None:
+def label_windows(times: list[pd.Timestamp], window: tuple[pd.DateOffset, pd.DateOffset]) -> str:
+    """Where the labels at prediction ``times`` look, for messages:
+    ``(2016-01-01, 2016-12-31]``, and the last time's window if there are several."""
+    start, end = window
+    first, last = (f"({_when(t + start)}, {_when(t + end)}]" for t in (times[0], times[-1]))
+    if len(times) == 1:
+        return f"its labels look at {first} (prediction time {_when(times[0])})"
+    return (f"its labels look at {first} .. {last} ({len(times)} prediction times "
+            f"{_when(times[0])} .. {_when(times[-1])})")
+
+
+def check_split_table(df: pd.DataFrame, task_type: str, split: str,
+                      windows: str | None = None) -> None:
     """Raises when a split's label table is empty or, for binary tasks, one-class;
     also when a regression training split has one label value only, which
-    gives a model nothing to learn (a small val/test split may be constant)."""
+    gives a model nothing to learn (a small val/test split may be constant).
+    ``windows`` (:func:`label_windows`) says where the labels looked."""
+    where = f"; {windows}" if windows else ""
     if df.empty:
         dropped = df.attrs.get("dropped", {})
         raise TaskError(
-            f"The {split} split has no labels (dropped: {dropped}). No entity passes WHERE "
-            "or no rows fall in the windows at its timestamps; check the window, its unit "
+            f"The {split} split has no labels (dropped: {dropped}){where}. No entity passes "
+            "WHERE or no rows fall in the windows at its timestamps; check the window, its unit "
             "and the split timestamps against the data's time range"
         )
     if task_type == types.BINARY and df["label"].nunique() < 2:
         only = int(df["label"].iloc[0])
         raise TaskError(
-            f"Every label of the {split} split is {only}: a binary task needs both classes. "
-            "Change the threshold, the window or the split timestamps"
+            f"Every label of the {split} split is {only}{where}: a binary task needs both "
+            "classes. Change the threshold, the window (rows stamped at a period's end can fall "
+            "just outside a window of days: '1 years' holds a whole year, '365 days' not one "
+            "with a leap day) or the split timestamps"
         )
     if task_type == types.REGRESSION and split == "train" and df["label"].nunique() < 2:
         raise TaskError(

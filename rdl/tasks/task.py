@@ -22,7 +22,8 @@ from rdl.tasks.splits import (
     parse_timestamp,
     train_timestamps,
 )
-from rdl.tasks.label_table import check_split_table, prepare_sql, query_table, sql_table
+from rdl.tasks.label_table import (check_split_table, label_windows, prepare_sql, query_table,
+                                  sql_table)
 from rdl.tasks.query.windows import check_window, target_windows, window_starts
 
 Time = str | date | datetime  # pd.Timestamp is a datetime
@@ -285,9 +286,11 @@ class Task:
             bounds = {"train": (None, self._val), "val": (self._val, self._test),
                       "test": (self._test, None)}[split]
             df = query_table(self._plan, db, after=bounds[0], upto=bounds[1])
+            check_split_table(df, self.task_type, split)
         else:
-            df = self.make_table(db, self.timestamps(db, split))
-        check_split_table(df, self.task_type, split)
+            times = self.timestamps(db, split)
+            df = self.make_table(db, times)
+            check_split_table(df, self.task_type, split, label_windows(times, self._windows[0]))
         return df
 
     def event_labels(self, db: Database) -> pd.DataFrame:

@@ -129,12 +129,17 @@ def test_split_without_labels(shop):
              test_timestamp=TEST)
     with pytest.raises(TaskError, match=re.escape("The val split has no labels")):
         t.table(shop, "val")
+    with pytest.raises(TaskError, match=re.escape(  # where the windows were, first to last
+            "; its labels look at (2021-01-01, 2021-01-31] .. (2021-04-01, 2021-05-01] (4 "
+            "prediction times 2021-01-01 .. 2021-04-01)")):
+        t.table(shop, "train")
 
 
 def test_single_class_split(shop):
     t = Task(query=COUNT30.replace("FOR", ">= 0 FOR"), val_timestamp=VAL, test_timestamp=TEST)
     with pytest.raises(TaskError, match=re.escape(
-            "Every label of the val split is 1: a binary task needs both classes")):
+            "Every label of the val split is 1; its labels look at (2021-05-01, 2021-05-31] "
+            "(prediction time 2021-05-01): a binary task needs both classes")):
         t.table(shop, "val")
 
 
