@@ -36,6 +36,9 @@ def _add_inspect(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--plot", metavar="FILE.png", help="also draw the schema graph into FILE.png")
     p.add_argument("--config", metavar="CFG.yaml", help="also list the feature columns that may "
                    "give the label of the config's task away (the leakage guard)")
+    p.add_argument("--suggest-schema", metavar="FILE.yaml", help="write the keys and time "
+                   "columns that names and values suggest (the hints), with --schema's own "
+                   "entries, to a new schema file: check it, then pass it with --schema")
     p.set_defaults(run=_run_inspect)
 
 
@@ -48,8 +51,13 @@ def _run_inspect(args: argparse.Namespace) -> int:
     if args.source is None and args.config is None:
         print("rdl inspect: error: give a SOURCE or --config", file=sys.stderr)
         return 2
+    if args.suggest_schema and Path(args.suggest_schema).exists():
+        print(f"rdl inspect: error: {args.suggest_schema} exists; --suggest-schema writes a new "
+              "file and never replaces one", file=sys.stderr)
+        return 2
     run = RunData.from_config(args.config) if args.config else None
-    db = connect(args.source or run.source, schema=args.schema or (run and run.schema),
+    schema = args.schema or (run and run.schema)
+    db = connect(args.source or run.source, schema=schema,
                  sql_schema=args.sql_schema or (run and run.sql_schema))
     leaks = find_leaks(db, run.task, run.exclude_columns) if run is not None else None
     if args.plot:
@@ -66,7 +74,33 @@ def _run_inspect(args: argparse.Namespace) -> int:
                           "Leakage guard: no feature column seems to give the label away."))
         if args.plot:
             print(f"\nschema plot written to {args.plot}")
+    if args.suggest_schema:
+        print(_write_suggested_schema(db, args.suggest_schema, schema),
+              file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _write_suggested_schema(db, path: str, schema: str | None) -> str:
+    """Writes :func:`~rdl.db.schema_report.suggested_schema`'s guesses (added
+    to the entries of the ``schema`` file, if any) to the new file ``path``;
+    returns what was done, for the user."""
+    import yaml
+
+    from rdl.db.schema_report import suggested_schema
+
+    guess, _ = suggested_schema(db)
+    if guess.empty():
+        return (f"--suggest-schema: names and values suggest no keys or time columns; {path} "
+                "not written")
+    header = "# Suggested by rdl inspect from column names and values: check every entry.\n"
+    if schema:
+        declared = yaml.safe_load(Path(schema).read_text()) or {}
+        text = header + yaml.safe_dump(guess.merged_into(declared), sort_keys=False)
+    else:
+        text = header + guess.to_yaml() + "\n"
+    with open(path, "x") as out:  # never replaces a file
+        out.write(text)
+    return f"suggested schema written to {path}: check it, then pass --schema {path}"
 
 
 TRAINING_COMMANDS = {

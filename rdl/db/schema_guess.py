@@ -63,6 +63,34 @@ class SchemaGuess:
         return SchemaGuess({table: key for table, key in self.primary_keys.items()
                             if table in parents}, self.foreign_keys, self.time_columns)
 
+    def empty(self) -> bool:
+        return not (self.primary_keys or self.foreign_keys or self.time_columns)
+
+    def merged_into(self, schema: dict) -> dict:
+        """A copy of a schema file's content (:obj:`schema`, as YAML reads it)
+        with these guesses added where it declares nothing for them."""
+        merged = {**schema, "tables": {name: dict(spec or {}) for name, spec
+                                       in (schema.get("tables") or {}).items()}}
+        for table in sorted(set(self.primary_keys) | set(self.foreign_keys)
+                            | set(self.time_columns)):
+            spec = merged["tables"].setdefault(table, {})
+            if table in self.primary_keys:
+                key = self.primary_keys[table]
+                spec.setdefault("primary_key", key if isinstance(key, str) else list(key))
+            if table in self.time_columns:
+                column, unit = self.time_columns[table]
+                spec.setdefault("time_column", {"column": column, "unit": unit, "at": "end"})
+            links = self.foreign_keys.get(table, {})
+            if links:
+                declared = dict(spec.get("foreign_keys") or {})
+                for column, (parent, _, _) in links.items():
+                    if isinstance(column, str):
+                        declared.setdefault(column, parent)
+                    else:
+                        declared.setdefault(parent, {"columns": list(column), "table": parent})
+                spec["foreign_keys"] = declared
+        return merged
+
     def to_yaml(self) -> str:
         """The guesses as a schema file's ``tables:`` section, each foreign key
         with how many of its values the parent has."""

