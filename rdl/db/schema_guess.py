@@ -18,8 +18,8 @@ values all read as one (1800-2100, YYYYMM, YYYYMMDD) is offered as its time
 column, placed at the period's end: a row is seen once its period is over,
 which never leaks a season's statistics into a prediction made during it.
 
-The guesses follow names and values only, and are printed for the user to
-check, never applied.
+The guesses follow names and values only, and are printed (or written to a new
+file) for the user to check, never applied.
 """
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ class SchemaGuess:
                             if table in parents}, self.foreign_keys, self.time_columns)
 
     def empty(self) -> bool:
+        """Whether nothing is guessed."""
         return not (self.primary_keys or self.foreign_keys or self.time_columns)
 
     def merged_into(self, schema: dict) -> dict:
