@@ -207,7 +207,7 @@ def _binary(label: pd.Series) -> pd.Series:
     return label.astype("int64")
 
 
-def label_windows(times: list[pd.Timestamp], window: tuple[pd.DateOffset, pd.DateOffset]) -> str:
+def label_windows(times: pd.DatetimeIndex, window: tuple[pd.DateOffset, pd.DateOffset]) -> str:
     """Where the labels at prediction ``times`` look, for messages:
     ``(2016-01-01, 2016-12-31]``, and the last time's window if there are several."""
     start, end = window
