@@ -146,7 +146,7 @@ def guess_keys(db: Database) -> SchemaGuess:
             if parent == child.name or isinstance(key, str):
                 continue
             columns = tuple(by_name.get(part.lower()) for part in key)
-            if None in columns or columns == own:
+            if None in columns:  # a table keyed by the same pair links 1:1, as declared ones may
                 continue
             found, count = _found_share(child.df[list(columns)], db[parent].df[list(key)])
             if count and found >= MIN_FOUND:

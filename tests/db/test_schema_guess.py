@@ -6,6 +6,8 @@ import textwrap
 
 import pandas as pd
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from rdl.datasets import synthetic_retail
 from rdl.db import Database, Table, connect
@@ -196,3 +198,26 @@ def test_the_wide_synthetic_shop_as_bare_files_gets_back_every_key_its_schema_de
             for column, (parent, _, _) in links.items()} == {
         (table.name, column, parent) for table in declared
         for column, parent in table.foreign_keys.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@example(rows=[(2000, "A"), (2000, "B"), (2001, "A")])  # keyed by the same pair: a 1:1 link
+@given(st.lists(st.tuples(st.integers(2000, 2005), st.sampled_from("ABCDEF")), min_size=1,
+                max_size=40))
+def test_a_link_is_guessed_exactly_when_a_brute_force_count_finds_its_values(rows):
+    # Teams A-D of 2000-2003: (yearID, teamID) is its key and neither column alone is; some
+    # rows name a team of those, some (2004-2005, E-F) do not.
+    teams = [(year, team) for year in range(2000, 2004) for team in "ABCD"]
+    db = Database({
+        "Teams": _keyless("Teams", pd.DataFrame(teams, columns=["yearID", "teamID"])),
+        "Batting": _keyless("Batting", pd.DataFrame(rows, columns=["yearID", "teamID"])),
+    })
+    share = sum(row in set(teams) for row in rows) / len(rows)  # brute force
+
+    guess = guess_keys(db)
+    assert guess.primary_keys["Teams"] == ("yearID", "teamID")
+    link = guess.foreign_keys.get("Batting", {}).get(("yearID", "teamID"))
+    if share >= 0.95:
+        assert link == ("Teams", pytest.approx(share), len(rows))
+    else:
+        assert link is None
