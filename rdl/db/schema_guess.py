@@ -146,8 +146,8 @@ def guess_keys(db: Database) -> SchemaGuess:
             if parent == child.name or isinstance(key, str):
                 continue
             columns = tuple(by_name.get(part.lower()) for part in key)
-            if None in columns:  # a table keyed by the same pair links 1:1, as declared ones may
-                continue
+            if None in columns or (columns == own and _parent_of(child.name, parent, db)):
+                continue  # two tables keyed by the same pair: only the smaller links (1:1)
             found, count = _found_share(child.df[list(columns)], db[parent].df[list(key)])
             if count and found >= MIN_FOUND:
                 guess.foreign_keys.setdefault(child.name, {})[columns] = (parent, found, count)
@@ -201,6 +201,12 @@ def _calendar_unit(name: str, values: pd.Series) -> str | None:
             if days.notna().all():
                 return unit
     return None
+
+
+def _parent_of(table: str, other: str, db: Database) -> bool:
+    """Of two tables keyed alike, whether ``table`` is the one the other links
+    to: the larger one, or on a tie the first by name."""
+    return (len(db[table]), other) > (len(db[other]), table)
 
 
 def _parents_named_by(column: str, child: str, keys: dict[str, Key], db: Database) -> list[str]:

@@ -221,3 +221,10 @@ def test_a_link_is_guessed_exactly_when_a_brute_force_count_finds_its_values(row
         assert link == ("Teams", pytest.approx(share), len(rows))
     else:
         assert link is None
+
+
+def test_two_tables_keyed_by_the_same_pairs_link_one_way():
+    pairs = pd.DataFrame({"yearID": [2000, 2000, 2001, 2001], "teamID": list("ABAB")})
+    db = Database({"Teams": _keyless("Teams", pairs), "TeamsHalf": _keyless("TeamsHalf", pairs)})
+    links = guess_keys(db).foreign_keys
+    assert links == {"TeamsHalf": {("yearID", "teamID"): ("Teams", 1.0, 4)}}  # not both ways
