@@ -9,7 +9,8 @@ or a pair of id-named columns, whose values (pairs) are unique and never
 missing. A foreign key is a column of another table named like a single key
 (``user_id`` for ``users.user_id``, or ``<table>_id`` for an ``id`` key), or
 both columns of a pair key, whose values are nearly all (:data:`MIN_FOUND`)
-among the key's.
+among the key's. A link with only most of its values found (:data:`MIN_SHOWN`),
+as exports with dangling references have them, is shown commented out.
 
 Times. Where no table has a time column, every row is seen at every prediction
 time, so a row of 2015 informs a prediction for 2010. A whole-number column named
@@ -34,6 +35,7 @@ from rdl.db.keys import SURROGATE_KEY
 from rdl.db.times import NOT_CREATION
 
 MIN_FOUND = 0.95  # share of a column's values that must be keys of the parent
+MIN_SHOWN = 0.5  # a link with less found is not shown; below MIN_FOUND, commented out
 
 Key = str | tuple[str, ...]  # one column, or the columns of a composite key
 
@@ -49,27 +51,40 @@ class SchemaGuess:
             of the values found among the parent's keys, values compared).
         time_columns: Table -> (column, calendar unit), where no table has a
             time column.
+        weak_links: Like ``foreign_keys``, for links with only part of
+            their values found (at least :data:`MIN_SHOWN`).
     """
 
     primary_keys: dict[str, Key] = field(default_factory=dict)
     foreign_keys: dict[str, dict[Key, tuple[str, float, int]]] = field(default_factory=dict)
     time_columns: dict[str, tuple[str, str]] = field(default_factory=dict)
+    weak_links: dict[str, dict[Key, tuple[str, float, int]]] = field(default_factory=dict)
 
     def links_only(self) -> SchemaGuess:
         """The guessed foreign keys, with only the guessed primary keys they
         point to."""
-        parents = {parent for links in self.foreign_keys.values()
-                   for parent, _, _ in links.values()}
+        parents = {parent for found in (self.foreign_keys, self.weak_links)
+                   for links in found.values() for parent, _, _ in links.values()}
         return SchemaGuess({table: key for table, key in self.primary_keys.items()
-                            if table in parents}, self.foreign_keys, self.time_columns)
+                            if table in parents}, self.foreign_keys, self.time_columns,
+                           self.weak_links)
+
+    def add_link(self, table: str, column: Key, link: tuple[str, float, int] | None) -> None:
+        """Keeps ``link`` (parent, share found, values) as a foreign key, as a
+        weak link, or not at all, by its share."""
+        if link is not None and link[1] >= MIN_SHOWN:
+            kind = self.foreign_keys if link[1] >= MIN_FOUND else self.weak_links
+            kind.setdefault(table, {})[column] = link
 
     def empty(self) -> bool:
         """Whether nothing is guessed."""
-        return not (self.primary_keys or self.foreign_keys or self.time_columns)
+        return not (self.primary_keys or self.foreign_keys or self.time_columns
+                    or self.weak_links)
 
     def merged_into(self, schema: dict) -> dict:
         """A copy of a schema file's content (:obj:`schema`, as YAML reads it)
-        with these guesses added where it declares nothing for them."""
+        with these guesses added where it declares nothing for them (the weak
+        links left out: YAML as data holds no commented-out lines)."""
         merged = {**schema, "tables": {name: dict(spec or {}) for name, spec
                                        in (schema.get("tables") or {}).items()}}
         for table in sorted(set(self.primary_keys) | set(self.foreign_keys)
@@ -94,25 +109,28 @@ class SchemaGuess:
 
     def to_yaml(self) -> str:
         """The guesses as a schema file's ``tables:`` section, each foreign key
-        with how many of its values the parent has."""
+        with how many of its values the parent has; weak links commented out."""
         lines = ["tables:"]
         for table in sorted(set(self.primary_keys) | set(self.foreign_keys)
-                            | set(self.time_columns)):
+                            | set(self.time_columns) | set(self.weak_links)):
             lines.append(f"  {table}:")
             if table in self.primary_keys:
                 lines.append(f"    primary_key: {_yaml_key(self.primary_keys[table])}")
             if table in self.time_columns:
                 column, unit = self.time_columns[table]
                 lines.append(f"    time_column: {{column: {column}, unit: {unit}, at: end}}")
-            links = self.foreign_keys.get(table, {})
+            links = {**self.weak_links.get(table, {}), **self.foreign_keys.get(table, {})}
             if links:
                 lines.append("    foreign_keys:")
-                for column, (parent, found, count) in sorted(links.items(), key=_by_name):
-                    target = (parent if isinstance(column, str) else
-                              f"{parent}: {{columns: {_yaml_key(column)}, table: {parent}}}")
-                    name = f"{column}: " if isinstance(column, str) else ""
-                    lines.append(f"      {name}{target}   # {found:.1%} of {count:,} "
-                                 "values found")
+            for column, (parent, found, count) in sorted(links.items(), key=_by_name):
+                target = (parent if isinstance(column, str) else
+                          f"{parent}: {{columns: {_yaml_key(column)}, table: {parent}}}")
+                name = f"{column}: " if isinstance(column, str) else ""
+                if found >= MIN_FOUND:
+                    lines.append(f"      {name}{target}   # {found:.1%} of {count:,} values found")
+                else:
+                    lines.append(f"      # {name}{target}   # only {found:.1%} of {count:,} values "
+                                 "found: the rest would link to no row")
         return "\n".join(lines)
 
 
@@ -137,11 +155,14 @@ def guess_keys(db: Database) -> SchemaGuess:
         for column in child.df.columns:
             if column in (own, SURROGATE_KEY) or column in child.foreign_keys:
                 continue
+            best = None
             for parent in _parents_named_by(str(column).lower(), child.name, keys, db):
                 found, count = _found_share(child.df[[column]], db[parent].df[[keys[parent]]])
+                if count and (best is None or found > best[1]):
+                    best = (parent, found, count)
                 if count and found >= MIN_FOUND:
-                    guess.foreign_keys.setdefault(child.name, {})[column] = (parent, found, count)
                     break
+            guess.add_link(child.name, column, best)
         for parent, key in keys.items():
             if parent == child.name or isinstance(key, str):
                 continue
@@ -149,8 +170,8 @@ def guess_keys(db: Database) -> SchemaGuess:
             if None in columns or (columns == own and _parent_of(child.name, parent, db)):
                 continue  # two tables keyed by the same pair: only the smaller links (1:1)
             found, count = _found_share(child.df[list(columns)], db[parent].df[list(key)])
-            if count and found >= MIN_FOUND:
-                guess.foreign_keys.setdefault(child.name, {})[columns] = (parent, found, count)
+            if count:
+                guess.add_link(child.name, columns, (parent, found, count))
     return guess
 
 

@@ -62,14 +62,15 @@ def suggested_schema(db: Database) -> tuple[SchemaGuess, list[str]]:
     guess is empty where there is nothing to suggest."""
     notes = []
     guess = guess_keys(db) if len(list(db)) >= 2 else SchemaGuess()
+    weak = " (commented out where only part of them are)" if guess.weak_links else ""
     if any(table.foreign_keys for table in db):
         guess = guess.links_only()
-        if guess.foreign_keys:
+        if guess.foreign_keys or guess.weak_links:
             notes.append("these columns look like foreign keys the database does not declare "
-                         "(nearly all values found in the parent's key)")
-    elif guess.foreign_keys:
+                         f"(nearly all values found in the parent's key{weak})")
+    elif guess.foreign_keys or guess.weak_links:
         notes.append(f"{_ALONE}. These columns look like keys (unique; or nearly all values "
-                     "found in the parent's key)")
+                     f"found in the parent's key{weak})")
     else:
         guess = SchemaGuess()
     guess.time_columns = guess_time_columns(db)
@@ -87,7 +88,8 @@ def schema_hints(db: Database) -> list[str]:
     hints = []
     tables = list(db)
     guess, notes = suggested_schema(db)
-    if len(tables) >= 2 and not guess.foreign_keys and not any(t.foreign_keys for t in tables):
+    if len(tables) >= 2 and not (guess.foreign_keys or guess.weak_links or
+                                 any(t.foreign_keys for t in tables)):
         hints.append(f"{_ALONE}; declare the keys in a schema file (--schema FILE.yaml, or "
                      "data.schema in a config; README: The schema file)")
     if notes:

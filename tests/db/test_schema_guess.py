@@ -61,13 +61,27 @@ def _keyless(name: str, df: pd.DataFrame) -> Table:
     return Table(name, df, SURROGATE_KEY, {}, None, {})
 
 
-def test_a_repeated_id_is_no_key_and_a_column_missing_its_parent_no_link():
+def test_a_repeated_id_is_no_key_and_a_column_missing_its_parent_no_link(tmp_path):
     users = pd.DataFrame({"user_id": [1, 2, 3, 4], "name": list("abcd")})
     events = pd.DataFrame({"event_id": [1, 2, 3, 3], "user_id": [1, 2, 9, 8]})
     db = Database({"users": _keyless("users", users), "events": _keyless("events", events)})
     guess = guess_keys(db)
     assert guess.primary_keys == {"users": "user_id"}  # events.event_id repeats 3
-    assert guess.foreign_keys == {}  # half of events.user_id is no user
+    assert guess.foreign_keys == {}  # half of events.user_id is no user: shown, commented out
+    assert guess.weak_links == {"events": {"user_id": ("users", 0.5, 4)}}
+    (hint,) = schema_hints(db)
+    assert ("      # user_id: users   # only 50.0% of 4 values found: the rest would link to "
+            "no row") in hint
+    schema = tmp_path / "guessed.yaml"
+    schema.write_text(hint[hint.index("tables:"):])
+    for table in db:
+        table.df.drop(columns=SURROGATE_KEY).to_csv(tmp_path / f"{table.name}.csv", index=False)
+    files = connect(str(tmp_path), schema=str(schema))  # a commented-out link stays out
+    assert files["users"].primary_key == "user_id" and files["events"].foreign_keys == {}
+
+    events["user_id"] = [1, 9, 8, 7]  # a quarter found: not shown
+    db = Database({"users": _keyless("users", users), "events": _keyless("events", events)})
+    assert guess_keys(db).weak_links == {}
     (hint,) = schema_hints(db)
     assert "declare the keys in a schema file" in hint
 
