@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from rdl.db.database import METADATA_FILE, Database, dropped_features
 from rdl.db.duckdb_source import DuckDBSource, duckdb_path
 from rdl.db.folder_source import FolderSource
-from rdl.db.issues import DataIssue, SchemaError, SourceError
+from rdl.db.issues import DataIssue, SchemaError, SourceError, relative_path_note
 from rdl.db.keys import foreign_key_column, resolve_foreign_key, resolve_primary_key
 from rdl.db.text_numbers import recover_numbers
 from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bound
@@ -126,8 +126,8 @@ def open_source(source: str, sql_schema: str | None = None) -> Source:
         return SQLSource(source, sql_schema)
     names = ", ".join(DATASETS) or "none installed"
     raise SourceError(
-        f"{source!r} is not a database URL, a database file, a folder or the name of a "
-        f"dataset ({names}). Examples: postgresql://user@localhost/shop, "
+        f"{source!r} is not a database URL, a database file, a folder{relative_path_note(source)} "
+        f"or the name of a dataset ({names}). Examples: postgresql://user@localhost/shop, "
         "duckdb:///shop.duckdb, sqlite:///shop.db, ./data/ (parquet/CSV files)."
     )
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from rdl.db.issues import DataIssue, SourceError
+from rdl.db.issues import DataIssue, SourceError, relative_path_note
 from rdl.db.raw import TableInfo, TimeBound
 from rdl.db.schema import ForeignKey
 
@@ -36,7 +36,7 @@ class DuckDBSource:
 
     def __init__(self, path: str, sql_schema: str | None = None) -> None:
         if not Path(path).is_file():
-            raise SourceError(f"DuckDB file {path!r} does not exist.")
+            raise SourceError(f"DuckDB file {path!r} does not exist{relative_path_note(path)}.")
         self.schema = sql_schema or "main"
         self.shown = f"duckdb:///{path}"
         self.issues: list[DataIssue] = []

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -38,3 +39,13 @@ class SchemaError(ValueError):
 
 class SourceError(ValueError):
     """The data source cannot be opened or read."""
+
+
+def relative_path_note(path: str | Path) -> str:
+    """For an error about a missing relative path: where it was looked for,
+    since a config's paths are read from the folder rdl runs in, not the
+    config's own folder. Empty for an absolute path."""
+    if Path(path).is_absolute():
+        return ""
+    return (f" (a relative path, read from the folder rdl runs in, {Path.cwd()}, not from a "
+            "config file's folder)")

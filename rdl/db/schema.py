@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rdl.db.issues import SchemaError
+from rdl.db.issues import SchemaError, relative_path_note
 from rdl.db.table import STYPES
 
 # Units a declared time column may be stored in, besides real dates/times.
@@ -119,7 +119,8 @@ def load_schema(source: str | Path | dict | SchemaOverrides | None) -> SchemaOve
         return parse_schema(source, "<schema dict>")
     path = Path(source)
     if not path.is_file():
-        raise SchemaError(f"Schema file {str(path)!r} does not exist.")
+        raise SchemaError(f"Schema file {str(path)!r} does not exist"
+                          f"{relative_path_note(path)}.")
     import yaml
 
     try:

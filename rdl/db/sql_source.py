@@ -19,7 +19,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 
 from rdl.db.dbapi_read import dbapi_cursor, forget_unread_rows, has_dbapi_path, rows_to_table
-from rdl.db.issues import DataIssue, SourceError
+from rdl.db.issues import DataIssue, SourceError, relative_path_note
 from rdl.db.postgres_copy import fetch_with_copy
 from rdl.db.raw import TableInfo, TimeBound
 from rdl.db.schema import ForeignKey
@@ -51,7 +51,8 @@ def create_readonly_engine(url: str | sa.URL) -> sa.Engine:
             raise SourceError("An in-memory SQLite URL has no tables to read; give a file path.")
         if not Path(path).is_file():
             raise SourceError(f"No SQLite database file at {path!r} (unable to open database "
-                              "file); check the path. rdl never creates one.")
+                              f"file); check the path{relative_path_note(path)}. rdl never "
+                              "creates one.")
         import sqlite3
 
         # A quoted file: URI, so that '#', '?' and '%' in the path stay part of it.

@@ -1,6 +1,8 @@
 """Every kind of bad input gets a clear message or a counted, reported fix."""
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -188,3 +190,21 @@ def test_schema_file_that_is_not_yaml(tmp_path):
 def test_missing_schema_file(tmp_path):
     with pytest.raises(SchemaError, match="does not exist"):
         rdl.connect(write_parquet(tmp_path / "s", shop()), schema=tmp_path / "nope.yaml")
+
+
+def test_a_missing_relative_path_says_which_folder_it_was_read_from(tmp_path, monkeypatch):
+    folder = write_parquet(tmp_path / "s", shop())
+    monkeypatch.chdir(tmp_path)
+    where = f"(a relative path, read from the folder rdl runs in, {tmp_path}, not from a config"
+    with pytest.raises(SchemaError, match=re.escape(f"'nope.yaml' does not exist {where}")):
+        rdl.connect(str(folder), schema="nope.yaml")
+    with pytest.raises(SourceError, match=re.escape(where)):
+        rdl.connect("sqlite:///nope.db")
+    with pytest.raises(SourceError, match=re.escape(where)):
+        rdl.connect("duckdb:///nope.duckdb")
+    with pytest.raises(SourceError, match=re.escape(f"'data/' is not a database URL, a database "
+                                                    f"file, a folder {where}")):
+        rdl.connect("data/")
+    with pytest.raises(SchemaError) as absolute:
+        rdl.connect(str(folder), schema=tmp_path / "nope.yaml")
+    assert "relative path" not in str(absolute.value)
