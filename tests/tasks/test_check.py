@@ -5,8 +5,9 @@ import re
 
 import pytest
 
+from rdl.db import connect
 from rdl.tasks import QueryError, Task, TaskError, parse, resolve_query
-from rdl.testing.shops import TEST, VAL
+from rdl.testing.shops import TEST, VAL, make_shop
 
 C = "FOR EACH customers.customer_id"
 
@@ -103,6 +104,17 @@ def test_entity_table_without_primary_key(shop):
     shop.tables["addresses"].primary_key = None
     with pytest.raises(QueryError, match="Entity table 'addresses' has no primary key"):
         resolve_query(parse("PREDICT COUNT(orders.*, 0, 1, days) FOR EACH addresses.address_id"), shop)
+
+
+def test_entity_table_keyed_by_a_row_id_points_to_declaring_its_key(tmp_path):
+    for table in make_shop():
+        table.df.to_csv(tmp_path / f"{table.name}.csv", index=False)
+    files = connect(str(tmp_path))  # a folder of files declares no keys
+    with pytest.raises(QueryError, match=re.escape(
+            "'customers' has no single-column primary key (a folder of files declares none), "
+            "so rdl keys its rows by a row id, _pk: declare 'customer_id' as its key in a "
+            "schema file")):
+        resolve_query(parse(f"PREDICT COUNT(orders.*, 0, 30, days) {C}"), files)
 
 
 @pytest.mark.parametrize("query, task_type, message", [

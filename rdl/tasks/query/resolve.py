@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from rdl.db.database import Database
+from rdl.db.keys import SURROGATE_KEY
 from rdl.db.table import Table
 from rdl.tasks import task_types as types
 from rdl.tasks.errors import QueryError
@@ -248,6 +249,15 @@ def resolve_query(query: Query, db: Database, task_type: str | None = None) -> R
     if entity.primary_key is None:
         raise c.fail(f"Entity table {query.table!r} has no primary key to predict for",
                      query.entity_pos)
+    if query.column != entity.primary_key and entity.primary_key == SURROGATE_KEY:
+        raise c.fail(
+            f"{query.table!r} has no single-column primary key (a folder of files declares "
+            f"none), so rdl keys its rows by a row id, {SURROGATE_KEY}: declare "
+            f"{query.column!r} as its key in a schema file (--schema, or data.schema in a "
+            "config; rdl inspect SOURCE --suggest-schema FILE.yaml guesses keys), or write "
+            f"FOR EACH {query.table}.{SURROGATE_KEY}",
+            query.entity_pos,
+        )
     if query.column != entity.primary_key:
         raise c.fail(
             f"FOR EACH needs the primary key of {query.table!r}: write "
