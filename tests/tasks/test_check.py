@@ -106,15 +106,20 @@ def test_entity_table_without_primary_key(shop):
         resolve_query(parse("PREDICT COUNT(orders.*, 0, 1, days) FOR EACH addresses.address_id"), shop)
 
 
-def test_entity_table_keyed_by_a_row_id_points_to_declaring_its_key(tmp_path):
+@pytest.fixture
+def shop_files(tmp_path):
+    """The shop as a folder of CSV files, which declares no keys."""
     for table in make_shop():
         table.df.to_csv(tmp_path / f"{table.name}.csv", index=False)
-    files = connect(str(tmp_path))  # a folder of files declares no keys
+    return connect(str(tmp_path))
+
+
+def test_entity_table_keyed_by_a_row_id_points_to_declaring_its_key(shop_files):
     with pytest.raises(QueryError, match=re.escape(
             "'customers' has no single-column primary key (a folder of files declares none), "
             "so rdl keys its rows by a row id, _pk: declare 'customer_id' as its key in a "
             "schema file")):
-        resolve_query(parse(f"PREDICT COUNT(orders.*, 0, 30, days) {C}"), files)
+        resolve_query(parse(f"PREDICT COUNT(orders.*, 0, 30, days) {C}"), shop_files)
 
 
 @pytest.mark.parametrize("query, task_type, message", [
@@ -156,3 +161,9 @@ def test_stype_categorical_number_column_is_multiclass(shop):
     t = Task(query="PREDICT orders.product_id FOR EACH orders.order_id",
              val_timestamp=VAL, test_timestamp=TEST)
     assert resolve_query(parse(t.query), shop).task_type == "multiclass"
+
+
+def test_for_each_on_a_column_that_repeats_offers_only_the_row_id(shop_files):
+    with pytest.raises(QueryError, match=re.escape(
+            "FOR EACH needs the primary key of 'orders': write FOR EACH orders._pk")):
+        resolve_query(parse("PREDICT orders.returned FOR EACH orders.customer_id"), shop_files)

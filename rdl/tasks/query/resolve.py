@@ -249,7 +249,9 @@ def resolve_query(query: Query, db: Database, task_type: str | None = None) -> R
     if entity.primary_key is None:
         raise c.fail(f"Entity table {query.table!r} has no primary key to predict for",
                      query.entity_pos)
-    if query.column != entity.primary_key and entity.primary_key == SURROGATE_KEY:
+    values = entity.df.get(query.column)
+    could_key = values is not None and values.notna().all() and values.is_unique
+    if query.column != entity.primary_key and entity.primary_key == SURROGATE_KEY and could_key:
         raise c.fail(
             f"{query.table!r} has no single-column primary key (a folder of files declares "
             f"none), so rdl keys its rows by a row id, {SURROGATE_KEY}: declare "
