@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 import pytest
 
-from rdl.db import connect
+from rdl.db import Database, Table, connect
 from rdl.tasks import QueryError, Task, TaskError, parse, resolve_query
 from rdl.testing.shops import TEST, VAL, make_shop
 
@@ -167,3 +168,17 @@ def test_for_each_on_a_column_that_repeats_offers_only_the_row_id(shop_files):
     with pytest.raises(QueryError, match=re.escape(
             "FOR EACH needs the primary key of 'orders': write FOR EACH orders._pk")):
         resolve_query(parse("PREDICT orders.returned FOR EACH orders.customer_id"), shop_files)
+
+
+def test_a_count_over_a_table_of_whole_number_years_points_to_declaring_them():
+    people = Table("People", pd.DataFrame({"playerID": ["a", "b"]}), "playerID")
+    batting = Table("Batting", pd.DataFrame({"batting_id": [1, 2], "playerID": ["a", "b"],
+                                             "yearID": [2000, 2001]}),
+                    "batting_id", {"playerID": "People"}, None, {"yearID": "numerical"})
+    db = Database({"People": people, "Batting": batting})
+    with pytest.raises(QueryError, match=re.escape(
+            "needs a time column, but 'Batting' is static; timed tables linked to 'People' are "
+            "[]. A time column rdl did not recognise (whole-number years, say) is declared in a "
+            "schema file (time_column; rdl inspect SOURCE --suggest-schema FILE.yaml guesses")):
+        resolve_query(parse("PREDICT COUNT(Batting.*, 0, 1, years) = 0 FOR EACH "
+                            "People.playerID"), db)
