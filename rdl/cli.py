@@ -95,7 +95,8 @@ def _write_suggested_schema(db, path: str, schema: str | None) -> str:
     header = "# Suggested by rdl inspect from column names and values: check every entry.\n"
     if schema:
         declared = yaml.safe_load(Path(schema).read_text()) or {}
-        text = header + yaml.safe_dump(guess.merged_into(declared), sort_keys=False)
+        text = (header + yaml.safe_dump(guess.merged_into(declared), sort_keys=False)
+                + guess.weak_links_note())
     else:
         text = header + guess.to_yaml() + "\n"
     with open(path, "x") as out:  # never replaces a file

@@ -86,7 +86,7 @@ class SchemaGuess:
     def merged_into(self, schema: dict) -> dict:
         """A copy of a schema file's content (:obj:`schema`, as YAML reads it)
         with these guesses added where it declares nothing for them (the weak
-        links left out: YAML as data holds no commented-out lines)."""
+        links left out: :meth:`weak_links_note` lists them as comments)."""
         merged = {**schema, "tables": {name: dict(spec or {}) for name, spec
                                        in (schema.get("tables") or {}).items()}}
         for table in sorted(set(self.primary_keys) | set(self.foreign_keys)
@@ -108,6 +108,18 @@ class SchemaGuess:
                         declared.setdefault(parent, {"columns": list(column), "table": parent})
                 spec["foreign_keys"] = declared
         return merged
+
+    def weak_links_note(self) -> str:
+        """The weak links as comment lines, for a file whose YAML is written
+        as data (where they cannot stay commented out in place); empty if none."""
+        lines = [f"#   {table}: {_yaml_key(column)} -> {parent}   # only {found:.1%} of "
+                 f"{count:,} values found"
+                 for table, links in sorted(self.weak_links.items())
+                 for column, (parent, found, count) in sorted(links.items(), key=_by_name)]
+        if not lines:
+            return ""
+        return "\n".join(["# Links with only part of their values found, not added (the rest "
+                          "would link to no row):", *lines]) + "\n"
 
     def to_yaml(self) -> str:
         """The guesses as a schema file's ``tables:`` section, each foreign key

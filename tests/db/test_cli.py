@@ -137,6 +137,8 @@ def test_suggest_schema_keeps_the_entries_of_the_schema_it_was_given(tmp_path):
     from rdl.db import connect
 
     files = _baseball_files(tmp_path / "files")
+    pd.DataFrame({"award_id": [1, 2, 3], "playerID": ["a01", "b01", "y99"]}).to_csv(
+        files / "Awards.csv", index=False)  # two players in three are known: a weak link
     mine = tmp_path / "mine.yaml"
     mine.write_text("tables:\n  People:\n    drop_columns: [birthYear]\n"
                     "  Batting:\n    stypes: {H: categorical}\n")
@@ -149,6 +151,10 @@ def test_suggest_schema_keeps_the_entries_of_the_schema_it_was_given(tmp_path):
     linked = connect(str(files), schema=str(suggested))
     assert linked["Batting"].foreign_keys == {"playerID": "People"}
     assert "birthYear" not in linked["People"].df and linked["Batting"].stypes["H"] == "categorical"
+    assert "Awards" not in spec or "foreign_keys" not in spec["Awards"]
+    assert suggested.read_text().endswith(
+        "# Links with only part of their values found, not added (the rest would link to no "
+        "row):\n#   Awards: playerID -> People   # only 66.7% of 3 values found\n")
 
 
 def test_suggest_schema_writes_nothing_where_nothing_is_suggested(tmp_path, capsys):
