@@ -233,6 +233,11 @@ class _Checker:
         return fks[0]
 
 
+def _could_be_key(values: pd.Series | None) -> bool:
+    """Whether a column (``None``: no such column) is unique and never missing."""
+    return values is not None and bool(values.notna().all()) and values.is_unique
+
+
 def resolve_query(query: Query, db: Database, task_type: str | None = None) -> ResolvedQuery:
     r"""Checks :obj:`query` against :obj:`db` and resolves it into a :class:`ResolvedQuery`.
 
@@ -251,18 +256,16 @@ def resolve_query(query: Query, db: Database, task_type: str | None = None) -> R
     if entity.primary_key is None:
         raise c.fail(f"Entity table {query.table!r} has no primary key to predict for",
                      query.entity_pos)
-    values = entity.df.get(query.column)
-    could_key = values is not None and values.notna().all() and values.is_unique
-    if query.column != entity.primary_key and entity.primary_key == SURROGATE_KEY and could_key:
-        raise c.fail(
-            f"{query.table!r} has no single-column primary key (a folder of files declares "
-            f"none), so rdl keys its rows by a row id, {SURROGATE_KEY}: declare "
-            f"{query.column!r} as its key in a schema file (--schema, or data.schema in a "
-            "config; rdl inspect SOURCE --suggest-schema FILE.yaml guesses keys), or write "
-            f"FOR EACH {query.table}.{SURROGATE_KEY}",
-            query.entity_pos,
-        )
     if query.column != entity.primary_key:
+        if entity.primary_key == SURROGATE_KEY and _could_be_key(entity.df.get(query.column)):
+            raise c.fail(
+                f"{query.table!r} has no single-column primary key (a folder of files declares "
+                f"none), so rdl keys its rows by a row id, {SURROGATE_KEY}: declare "
+                f"{query.column!r} as its key in a schema file (--schema, or data.schema in a "
+                "config; rdl inspect SOURCE --suggest-schema FILE.yaml guesses keys), or write "
+                f"FOR EACH {query.table}.{SURROGATE_KEY}",
+                query.entity_pos,
+            )
         raise c.fail(
             f"FOR EACH needs the primary key of {query.table!r}: write "
             f"FOR EACH {query.table}.{entity.primary_key}",
