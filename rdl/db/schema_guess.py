@@ -155,17 +155,18 @@ def guess_keys(db: Database) -> SchemaGuess:
     guess = SchemaGuess()
     keys: dict[str, Key] = {}
     referenced = {parent for table in db for parent in table.foreign_keys.values()}
+    id_names = {table.name: _id_names(table.name) for table in db}
     for table in db:
         if table.primary_key == SURROGATE_KEY and table.name not in referenced:
-            others = set().union(*(_id_names(t.name) for t in db if t.name != table.name))
-            key = _primary_key(table.name, table.df, others)
+            key = _primary_key(table.name, table.df, _of_others(id_names, table.name))
             if key is not None:
                 guess.primary_keys[table.name] = keys[table.name] = key
         elif table.primary_key not in (None, SURROGATE_KEY):
             keys[table.name] = table.primary_key
     for table in db:  # keys named for no id, found by another table's column of that name
         if (table.primary_key == SURROGATE_KEY and table.name not in referenced | set(keys)
-                and (key := _shared_key(table.name, db, keys)) is not None):
+                and (key := _shared_key(table.name, db, keys,
+                                        _of_others(id_names, table.name))) is not None):
             guess.primary_keys[table.name] = keys[table.name] = key
     for child in db:
         own = keys.get(child.name)
@@ -257,6 +258,11 @@ def _parents_named_by(column: str, child: str, keys: dict[str, Key], db: Databas
     return sorted(named, key=lambda parent: (column not in _id_names(parent), -len(db[parent])))
 
 
+def _of_others(id_names: dict[str, set[str]], table: str) -> set[str]:
+    """The id names (:func:`_id_names`) of every table but ``table``."""
+    return set().union(*(names for name, names in id_names.items() if name != table))
+
+
 def _id_names(table: str) -> set[str]:
     """How a column holding this table's key is commonly named: ``<stem>_id``
     or ``<stem>id`` for the name as written and each way to read it as a
@@ -307,14 +313,13 @@ def _primary_key(table: str, df: pd.DataFrame, others: set[str]) -> Key | None:
     return None
 
 
-def _shared_key(table: str, db: Database, keys: dict[str, Key]) -> str | None:
+def _shared_key(table: str, db: Database, keys: dict[str, Key], others: set[str]) -> str | None:
     """A column of ``table`` that is unique and never missing, not named for
-    another table or as another table's key, whose name another table has for
-    a column with at least :data:`MIN_SHOWN` of its values among it
-    (``planes.tailnum`` for ``flights.tailnum``)."""
+    another table (``others``) or as another table's key, whose name another
+    table has for a column with at least :data:`MIN_SHOWN` of its values among
+    it (``planes.tailnum`` for ``flights.tailnum``)."""
     df = db[table].df
-    taken = set().union(*(_id_names(t.name) for t in db if t.name != table))
-    taken |= {key.lower() for key in keys.values() if isinstance(key, str)}
+    taken = others | {key.lower() for key in keys.values() if isinstance(key, str)}
     for column in df.columns:
         name = str(column).lower()
         values = df[column]
