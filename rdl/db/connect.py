@@ -151,6 +151,7 @@ def build_database(
     keys: dict[str, str] = {}
     key_columns: dict[str, tuple[str, ...]] = {}
     times: dict[str, str | None] = {}
+    specs: dict[str, TimeColumn | None] = {}
     foreign_keys = {name: _foreign_keys(info, overrides, kept) for name, info in kept.items()}
     for name, info in kept.items():
         ov = overrides.for_table(name)
@@ -174,7 +175,7 @@ def build_database(
         df = _parse_time_column(name, df, declared_time, issues)
         if time is not None and options.upto is not None:
             df = df.loc[df[time] <= options.upto].reset_index(drop=True)
-        times[name] = time
+        times[name], specs[name] = time, declared_time
         df, keys[name], found = resolve_primary_key(name, df, pk)
         issues.extend(found)
         key_columns[name] = pk
@@ -188,8 +189,11 @@ def build_database(
         for fk in foreign_keys[name]:
             column = foreign_key_column(fk)
             parent_ref = _parent_reference(name, fk, key_columns, frames)
+            child_df, parent_df = _compared_as_times(
+                frames[name], specs[name], fk.columns, frames[fk.table], specs[fk.table],
+                parent_ref)
             frames[name][column], found = resolve_foreign_key(
-                name, frames[name], fk, frames[fk.table], keys[fk.table], parent_ref,
+                name, child_df, fk, parent_df, keys[fk.table], parent_ref,
             )
             issues.extend(found)
             links[name][column] = fk.table
@@ -262,6 +266,28 @@ def _parent_reference(
             f"{len(ref)}-column key {list(ref)}."
         )
     return tuple(ref)
+
+
+def _compared_as_times(
+    child_df: pd.DataFrame, child_time: TimeColumn | None, columns: tuple[str, ...],
+    parent_df: pd.DataFrame, parent_time: TimeColumn | None, ref: tuple[str, ...],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two sides of a foreign key as it is matched: a key column that is
+    one side's time column (parsed) is compared with the other side's column
+    parsed the same way. A season's statistics keyed by ``(yearID, teamID)``,
+    with ``yearID`` their time, still find the static ``Teams`` row they name."""
+    for mine, theirs in zip(columns, ref):
+        child_parsed = child_time is not None and child_time.column == mine
+        parent_parsed = parent_time is not None and parent_time.column == theirs
+        try:
+            if child_parsed and not parent_parsed:
+                parent_df = parent_df.assign(**{theirs: parse_times(parent_df[theirs],
+                                                                    child_time)[0]})
+            elif parent_parsed and not child_parsed:
+                child_df = child_df.assign(**{mine: parse_times(child_df[mine], parent_time)[0]})
+        except ValueError:
+            pass  # not readable as that time: its values stay unmatched and are counted
+    return child_df, parent_df
 
 
 def _parse_time_column(

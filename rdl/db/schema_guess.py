@@ -14,12 +14,14 @@ pair key, whose values are nearly all (:data:`MIN_FOUND`) among the key's. A
 link with only most of its values found (:data:`MIN_SHOWN`), as exports with
 dangling references have them, is shown commented out.
 
-Times. Where no table has a time column, every row is seen at every prediction
+Times. A table without a time column has every row seen at every prediction
 time, so a row of 2015 informs a prediction for 2010. A whole-number column named
 for a year, month or date (``yearID``, ``season``, ``month``, ``date``) whose
 values all read as one (1800-2100, YYYYMM, YYYYMMDD) is offered as its time
 column, placed at the period's end: a row is seen once its period is over,
 which never leaks a season's statistics into a prediction made during it.
+Where other tables have time columns, only tables that link to another one are
+offered a time column (a static parent is often static by choice).
 
 The guesses follow names and values only, and are printed (or written to a new
 file) for the user to check, never applied.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from collections.abc import Collection
 from itertools import combinations
 
 import pandas as pd
@@ -194,16 +197,19 @@ def guess_keys(db: Database) -> SchemaGuess:
     return guess
 
 
-def guess_time_columns(db: Database) -> dict[str, tuple[str, str]]:
-    """Where no table has a time column: for each table, its first
-    whole-number column named and valued like a year, month or date (see the
-    module's docstring). A database with time columns gets no guesses: its
-    static tables are static by choice as often as not (a plane's year of
-    make is no time its row appears)."""
+def guess_time_columns(db: Database, linking: Collection[str] = ()) -> dict[str, tuple[str, str]]:
+    """For each table without a time column, its first whole-number column
+    named and valued like a year, month or date (see the module's docstring).
+    Where some table has a time column, only the tables in ``linking`` (those
+    that link to another table: facts, not dimensions) get a guess: a static
+    parent is static by choice as often as not (a film's release year, a
+    plane's year of make, is no time its row appears), while a season's
+    statistics beside dated rows are not."""
+    dated = any(table.time_column is not None for table in db)
     found: dict[str, tuple[str, str]] = {}
-    if any(table.time_column is not None for table in db):
-        return found
     for table in db:
+        if table.time_column is not None or (dated and table.name not in linking):
+            continue
         for column in table.df.columns:
             unit = _calendar_unit(str(column), table.df[column])
             if unit is not None:
@@ -216,8 +222,6 @@ _CALENDAR_NAMES = {"year": ("year", "season"), "month": ("month", "period"),
                    "day": ("date", "day")}
 
 
-_LATER_MOMENT = re.compile(r"death|died|final|last", re.I)
-
 
 def _calendar_unit(name: str, values: pd.Series) -> str | None:
     """``year``, ``month`` or ``day`` if every value is there and reads as one
@@ -225,7 +229,7 @@ def _calendar_unit(name: str, values: pd.Series) -> str | None:
     no row's time)."""
     lowered = name.lower()
     if (not pd.api.types.is_integer_dtype(values) or NOT_CREATION.search(name)
-            or _LATER_MOMENT.search(name) or values.empty or values.isna().any()):
+            or values.empty or values.isna().any()):
         return None
     low, high = int(values.min()), int(values.max())
     for unit, words in _CALENDAR_NAMES.items():

