@@ -159,9 +159,11 @@ def guess_keys(db: Database) -> SchemaGuess:
     keys: dict[str, Key] = {}
     referenced = {parent for table in db for parent in table.foreign_keys.values()}
     id_names = {table.name: _id_names(table.name) for table in db}
+    columns = {table.name: {str(column).lower() for column in table.df.columns} for table in db}
     for table in db:
         if table.primary_key == SURROGATE_KEY and table.name not in referenced:
-            key = _primary_key(table.name, table.df, _of_others(id_names, table.name))
+            held = [names for name, names in columns.items() if name != table.name]
+            key = _primary_key(table.name, table.df, _of_others(id_names, table.name), held)
             if key is not None:
                 guess.primary_keys[table.name] = keys[table.name] = key
         elif table.primary_key not in (None, SURROGATE_KEY):
@@ -297,11 +299,15 @@ def _id_named(column) -> bool:
             or (len(name) > 2 and name[-2:] in ("Id", "ID")))
 
 
-def _primary_key(table: str, df: pd.DataFrame, others: set[str]) -> Key | None:
+def _primary_key(table: str, df: pd.DataFrame, others: set[str],
+                 held: list[set[str]]) -> Key | None:
     """The first of: an ``id``/``<table>_id`` column, another id-named column
     not named for another table (``user_id`` of ``events`` is no key, however
     unique), a pair of id-named columns neither of which is unique alone, that
-    is unique and never missing."""
+    is unique and never missing. Of several such pairs, the first that
+    another table has both columns of (``held``: each other table's column
+    names, lower case) wins: ``[yearID, teamID]``, which season statistics
+    name, over ``[yearID, franchID]``."""
     candidates = [column for column in df.columns
                   if _id_named(column) and _keyish(df[column]) and df[column].notna().all()]
     wanted = {"id"} | _id_names(table)
@@ -311,10 +317,14 @@ def _primary_key(table: str, df: pd.DataFrame, others: set[str]) -> Key | None:
     for column in named + rest:
         if column in unique:
             return column
+    first = None
     for pair in combinations([c for c in candidates if c not in unique], 2):
-        if not df.duplicated(list(pair)).any():
-            return pair
-    return None
+        named_elsewhere = any({str(c).lower() for c in pair} <= names for names in held)
+        if (named_elsewhere or first is None) and not df.duplicated(list(pair)).any():
+            if named_elsewhere:
+                return pair
+            first = pair
+    return first
 
 
 def _shared_key(table: str, db: Database, keys: dict[str, Key], others: set[str]) -> str | None:

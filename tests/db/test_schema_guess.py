@@ -237,3 +237,21 @@ def test_an_archive_with_debut_and_death_dates_keeps_its_players_and_its_seasons
     named = teams.loc[batting["yearID+teamID"], ["yearID", "teamID"]]
     assert named["yearID"].tolist() == (batting["yearID"].dt.year).tolist()
     assert named["teamID"].tolist() == batting["teamID"].tolist()
+
+
+def test_of_two_unique_pairs_the_key_is_the_one_another_table_names(tmp_path):
+    """Teams are unique by (yearID, franchID) and by (yearID, teamID); season statistics name
+    the second, so it is the key, whatever the columns' order."""
+    teams = pd.DataFrame({"yearID": [2000, 2000, 2001, 2001, 2002, 2002],
+                          "franchID": ["ATL", "SFG", "ATL", "SFG", "ATL", "SFG"],
+                          "teamID": ["ATL", "SFN", "ATL", "SFN", "ATL", "SFN"]})
+    batting = pd.DataFrame({"playerID": ["a01", "b01", "a01", "b01"],
+                            "yearID": [2000, 2000, 2001, 2002],
+                            "teamID": ["ATL", "SFN", "SFN", "ATL"], "H": [1, 2, 3, 4]})
+    franchises = pd.DataFrame({"franchID": ["ATL", "SFG"], "name": ["Braves", "Giants"]})
+    for name, df in {"Teams": teams, "Batting": batting, "TeamsFranchises": franchises}.items():
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    guess = guess_keys(connect(str(tmp_path)))
+    assert guess.primary_keys["Teams"] == ("yearID", "teamID")
+    assert guess.foreign_keys["Batting"] == {("yearID", "teamID"): ("Teams", 1.0, 4)}
+    assert guess.foreign_keys["Teams"] == {"franchID": ("TeamsFranchises", 1.0, 6)}
