@@ -416,7 +416,7 @@ class RelationalTask(L.LightningModule):
         return self.run_model(batch.inputs)
 
     def training_step(self, batch: LabeledBatch, batch_idx: int) -> Tensor:
-        loss, _ = self._loss_and_predictions(batch, self(batch))
+        loss, _ = self._loss_and_predictions(batch, self(batch), with_predictions=False)
         self.log("train_loss", loss, batch_size=batch.num_seeds, prog_bar=True)
         self.log("lr", self.optimizers().param_groups[0]["lr"], batch_size=batch.num_seeds)
         self.log("train_seeds", float(batch.num_seeds), reduce_fx="sum", on_step=False,
@@ -479,9 +479,11 @@ class RelationalTask(L.LightningModule):
             return batch.y.long()
         return batch.y
 
-    def _loss_and_predictions(self, batch: LabeledBatch, out: Tensor,
-                              with_loss: bool = True) -> tuple[Tensor | None, Tensor]:
-        """Loss and metric-ready predictions (probabilities, values or top-k items)."""
+    def _loss_and_predictions(self, batch: LabeledBatch, out: Tensor, with_loss: bool = True,
+                              with_predictions: bool = True
+                              ) -> tuple[Tensor | None, Tensor | None]:
+        """Loss and metric-ready predictions (probabilities, values or top-k
+        items; the top-k lists not made without :obj:`with_predictions`)."""
         info = self.info
         loss = None
         if info.task_type == types.BINARY:
@@ -499,7 +501,8 @@ class RelationalTask(L.LightningModule):
                 loss = F.cross_entropy(out, batch.y)
             return loss, out.softmax(-1)
         k = info.make_task().top_k or 10
-        return loss_and_topk(self.model, out, batch, k, self.exclude_seen, with_loss)
+        return loss_and_topk(self.model, out, batch, k, self.exclude_seen, with_loss,
+                             with_predictions)
 
 
 def warmup_steps(total: int, warmup: float) -> int:

@@ -5,6 +5,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rdl.nn import SeenBonus, mask_pairs, topk_items, two_tower_loss
 from rdl.tasks.metrics import RankingMetric
@@ -62,6 +64,29 @@ def test_two_tower_losses_prefer_the_positive(loss, num_negatives):
     good[pos_seed, pos_item] = 5.0
     assert two_tower_loss(good, pos_seed, pos_item, loss=loss, num_negatives=num_negatives,
                           generator=g) < value
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.integers(2, 9), st.integers(0, 2**31 - 1))
+def test_full_softmax_loss_is_each_positives_cross_entropy_over_every_item(rows, items, seed):
+    """Against a loop over the positives: log of the sum of exp over the row's items minus the
+    positive's score, averaged; masked (-inf) items count for nothing, also in the gradient."""
+    g = torch.Generator().manual_seed(seed)
+    scores = torch.randn(rows, items, generator=g, dtype=torch.float64)
+    pos_seed = torch.randint(rows, (5,), generator=g)
+    pos_item = torch.randint(items, (5,), generator=g)
+    masked = torch.rand(rows, items, generator=g) < 0.3
+    masked[pos_seed, pos_item] = False
+    scores = scores.masked_fill(masked, float("-inf")).requires_grad_()
+    two_tower_loss(scores, pos_seed, pos_item).backward()
+    reference = scores.detach().clone().requires_grad_()
+    terms = [reference[s].exp().sum().log() - reference[s, i]
+             for s, i in zip(pos_seed.tolist(), pos_item.tolist())]
+    expected = sum(terms) / len(terms)
+    expected.backward()
+    torch.testing.assert_close(two_tower_loss(scores, pos_seed, pos_item), expected.detach())
+    torch.testing.assert_close(scores.grad, reference.grad)
+    assert (scores.grad[masked] == 0).all()
 
 
 def test_unknown_loss_is_named():
