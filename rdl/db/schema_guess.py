@@ -19,7 +19,10 @@ time, so a row of 2015 informs a prediction for 2010. A whole-number column name
 for a year, month or date (``yearID``, ``season``, ``month``, ``date``) whose
 values all read as one (1800-2100, YYYYMM, YYYYMMDD) is offered as its time
 column, placed at the period's end: a row is seen once its period is over,
-which never leaks a season's statistics into a prediction made during it.
+which never leaks a season's statistics into a prediction made during it. A
+whole-number column named for a time (``timestamp``, ``created_at``, ``ts``)
+whose values all read as 1973-2100 in seconds (or ms, us, ns) since 1970 is
+offered with that unit.
 Where other tables have time columns, only tables that link to another one are
 offered a time column (a static parent is often static by choice).
 
@@ -29,14 +32,15 @@ file) for the user to check, never applied.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import pandas as pd
 
 from rdl.db.database import Database
 from rdl.db.keys import SURROGATE_KEY
+from rdl.db.schema import CALENDAR_UNITS
 from rdl.db.times import NOT_CREATION
 
 MIN_FOUND = 0.95  # share of a column's values that must be keys of the parent
@@ -54,8 +58,8 @@ class SchemaGuess:
             rdl's row-id key.
         foreign_keys: Table -> column (or columns) -> (parent table, share
             of the values found among the parent's keys, values compared).
-        time_columns: Table -> (column, calendar unit), where no table has a
-            time column.
+        time_columns: Table -> (column, unit: a calendar period or an
+            epoch unit), for tables without a time column.
         weak_links: Like ``foreign_keys``, for links with only part of
             their values found (at least :data:`MIN_SHOWN`).
     """
@@ -99,8 +103,7 @@ class SchemaGuess:
                 key = self.primary_keys[table]
                 spec.setdefault("primary_key", key if isinstance(key, str) else list(key))
             if table in self.time_columns:
-                column, unit = self.time_columns[table]
-                spec.setdefault("time_column", {"column": column, "unit": unit, "at": "end"})
+                spec.setdefault("time_column", _time_spec(*self.time_columns[table]))
             links = self.foreign_keys.get(table, {})
             if links:
                 declared = dict(spec.get("foreign_keys") or {})
@@ -134,8 +137,9 @@ class SchemaGuess:
             if table in self.primary_keys:
                 lines.append(f"    primary_key: {_yaml_key(self.primary_keys[table])}")
             if table in self.time_columns:
-                column, unit = self.time_columns[table]
-                lines.append(f"    time_column: {{column: {column}, unit: {unit}, at: end}}")
+                spec = ", ".join(f"{k}: {v}" for k, v in _time_spec(*self.time_columns[table])
+                                 .items())
+                lines.append(f"    time_column: {{{spec}}}")
             links = {**self.weak_links.get(table, {}), **self.foreign_keys.get(table, {})}
             if links:
                 lines.append("    foreign_keys:")
@@ -201,7 +205,8 @@ def guess_keys(db: Database) -> SchemaGuess:
 
 def guess_time_columns(db: Database, linking: Collection[str] = ()) -> dict[str, tuple[str, str]]:
     """For each table without a time column, its first whole-number column
-    named and valued like a year, month or date (see the module's docstring).
+    named and valued like a year, month or date, or like seconds (ms, ...)
+    since 1970 (see the module's docstring).
     Where some table has a time column, only the tables in ``linking`` (those
     that link to another table: facts, not dimensions) get a guess: a static
     parent is static by choice as often as not (a film's release year, a
@@ -213,7 +218,7 @@ def guess_time_columns(db: Database, linking: Collection[str] = ()) -> dict[str,
         if table.time_column is not None or (dated and table.name not in linking):
             continue
         for column in table.df.columns:
-            unit = _calendar_unit(str(column), table.df[column])
+            unit = _time_unit(str(column), table.df[column])
             if unit is not None:
                 found[table.name] = (column, unit)
                 break
@@ -223,6 +228,37 @@ def guess_time_columns(db: Database, linking: Collection[str] = ()) -> dict[str,
 _CALENDAR_NAMES = {"year": ("year", "season"), "month": ("month", "period"),
                    "day": ("date", "day")}
 
+
+
+def _time_spec(column: str, unit: str) -> dict[str, str]:
+    """A guessed time column as the schema file declares it: a calendar
+    period placed at its end, an epoch number as it is."""
+    spec = {"column": column, "unit": unit}
+    return {**spec, "at": "end"} if unit in CALENDAR_UNITS else spec
+
+
+# Whole seconds (milliseconds, ...) since 1970 that fall in 1973-2100.
+_EPOCH_RANGES = {"s": (10**8, 41 * 10**8), "ms": (10**11, 41 * 10**11),
+                 "us": (10**14, 41 * 10**14), "ns": (10**17, 41 * 10**17)}
+_EPOCH_NAMES = re.compile(r"time|date|created|creation|event|epoch|_at$|_on$|(^|_)ts$", re.I)
+
+
+def _time_unit(name: str, values: pd.Series) -> str | None:
+    """:func:`_calendar_unit`, or failing it an epoch unit (``s``, ``ms``,
+    ``us``, ``ns``) for a column named for a time (``timestamp``, ``rated_at``,
+    ``ts``) whose values all read as 1973-2100 in it (MovieLens-style ratings
+    carry their time as seconds)."""
+    unit = _calendar_unit(name, values)
+    if unit is not None or not _EPOCH_NAMES.search(name):
+        return unit
+    if (not pd.api.types.is_integer_dtype(values) or NOT_CREATION.search(name)
+            or values.empty or values.isna().any()):
+        return None
+    low, high = int(values.min()), int(values.max())
+    for unit, (first, last) in _EPOCH_RANGES.items():
+        if first <= low and high <= last:
+            return unit
+    return None
 
 
 def _calendar_unit(name: str, values: pd.Series) -> str | None:

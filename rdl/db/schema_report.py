@@ -79,9 +79,9 @@ def suggested_schema(db: Database) -> tuple[SchemaGuess, list[str]]:
         static = ("no table has a time column, so every row is seen" if not any(
             table.time_column for table in db) else "tables that link to others have no time "
             "column, so each of their rows is seen")
-        notes.append(f"{static} at every prediction time; these whole numbers look like years, "
-                     "months or days (at: end: a row is seen once its period is over, as a "
-                     "season's statistics should be)")
+        notes.append(f"{static} at every prediction time; these whole numbers look like times: "
+                     "years, months or days (at: end: a row is seen once its period is over, as "
+                     "a season's statistics should be), or seconds (ms, us, ns) since 1970")
     return guess, notes
 
 

@@ -179,9 +179,16 @@ def test_keys_named_for_no_table_and_pairs_of_ids_are_guessed_as_a_baseball_arch
     ("month", [199913, 200001], None),  # no thirteenth month
     ("snapshot_date", [19990230, 20001231], None),  # no 30 February
     ("weight", [1990, 2001], None),  # a year's numbers, not a year's name
+    ("timestamp", [874724710, 893286638], "s"),  # seconds since 1970
+    ("rated_at", [874724710123, 893286638456], "ms"),
+    ("ts", [1_600_000_000_000_000, 1_700_000_000_000_000], "us"),
+    ("created_at", [5, 10], None),  # not 1973-2100 in any unit
+    ("updated_at", [874724710, 893286638], None),  # another moment than the row's
+    ("user_id", [874724710, 893286638], None),  # named for no time
 ])
 def test_a_whole_number_column_is_a_time_column_when_name_and_every_value_say_so(name, values,
                                                                                   unit):
+    """Years, months and days (placed at their end) and epoch numbers."""
     table = _keyless("seasons", pd.DataFrame({name: values, "x": [1.0, 2.0]}))
     expected = {} if unit is None else {"seasons": (name, unit)}
     assert guess_time_columns(Database({"seasons": table})) == expected
@@ -255,3 +262,28 @@ def test_of_two_unique_pairs_the_key_is_the_one_another_table_names(tmp_path):
     assert guess.primary_keys["Teams"] == ("yearID", "teamID")
     assert guess.foreign_keys["Batting"] == {("yearID", "teamID"): ("Teams", 1.0, 4)}
     assert guess.foreign_keys["Teams"] == {"franchID": ("TeamsFranchises", 1.0, 6)}
+
+
+def test_ratings_timed_in_seconds_since_1970_beside_dated_items_are_offered_that_unit(tmp_path):
+    """A MovieLens-shaped export: the items carry a release date as text (read as their time),
+    the ratings an integer timestamp that nothing reads as a time until it is declared."""
+    pd.DataFrame({"user_id": [1, 2, 3], "age": [24, 53, 23]}).to_csv(tmp_path / "users.csv",
+                                                                    index=False)
+    pd.DataFrame({"item_id": [1, 2], "release_date": ["1995-01-01", "1996-01-01"]}).to_csv(
+        tmp_path / "items.csv", index=False)
+    pd.DataFrame({"user_id": [1, 1, 2, 3], "item_id": [1, 2, 2, 1], "rating": [5, 3, 4, 1],
+                  "timestamp": [874965758, 876893171, 878542960, 889751712]}).to_csv(
+        tmp_path / "ratings.csv", index=False)
+    files = connect(str(tmp_path))
+    assert files["items"].time_column == "release_date"
+    assert files["ratings"].time_column is None
+    guess, _ = suggested_schema(files)
+    assert guess.time_columns == {"ratings": ("timestamp", "s")}
+    assert "    time_column: {column: timestamp, unit: s}" in guess.to_yaml()
+    schema = tmp_path / "guessed.yaml"
+    schema.write_text(guess.to_yaml())
+    linked = connect(str(tmp_path), schema=str(schema))
+    assert linked["ratings"].df["timestamp"].tolist() == list(pd.to_datetime(
+        [874965758, 876893171, 878542960, 889751712], unit="s"))
+    assert sorted(linked["ratings"].foreign_keys.values()) == ["items", "users"]
+    assert not linked.issues
