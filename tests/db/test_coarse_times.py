@@ -106,3 +106,24 @@ def test_bad_placements_name_table_and_column(tmp_path, time_column, message):
     schema["tables"]["seasons"]["time_column"] = time_column
     with pytest.raises(SchemaError, match=message):
         rdl.connect(yearly_folder(tmp_path), schema=schema)
+
+
+@pytest.mark.parametrize("timed", ["stats", "teams", "both"])
+def test_a_key_column_that_is_a_time_column_on_either_side_still_links(tmp_path, timed):
+    """(yearID, teamID) names a team-season whether yearID is the time column of the
+    statistics, of the teams, or of both; each side is matched as the time it becomes."""
+    pd.DataFrame({"yearID": [1999, 1999, 2000], "teamID": ["ATL", "SFN", "ATL"],
+                  "W": [90, 80, 85]}).to_parquet(tmp_path / "teams.parquet")
+    pd.DataFrame({"pid": ["p1", "p2", "p1"], "yearID": [1999, 1999, 2000],
+                  "teamID": ["SFN", "ATL", "ATL"]}).to_parquet(tmp_path / "stats.parquet")
+    season = {"column": "yearID", "unit": "year", "at": "end"}
+    tables = {"teams": {"primary_key": ["yearID", "teamID"]},
+              "stats": {"foreign_keys": {"teams": {"columns": ["yearID", "teamID"],
+                                                   "table": "teams"}}}}
+    for name in ("stats", "teams") if timed == "both" else (timed,):
+        tables[name]["time_column"] = season
+    db = rdl.connect(str(tmp_path), schema={"tables": tables})
+    assert not db.issues
+    teams = db["teams"].df.set_index("_pk")
+    named = teams.loc[db["stats"].df["yearID+teamID"], "W"].tolist()
+    assert named == [80, 90, 85]
