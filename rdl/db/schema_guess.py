@@ -12,7 +12,9 @@ column of another table named like a single key (``user_id`` for
 ``users.user_id``, or ``<table>_id`` for an ``id`` key), or both columns of a
 pair key, whose values are nearly all (:data:`MIN_FOUND`) among the key's. A
 link with only most of its values found (:data:`MIN_SHOWN`), as exports with
-dangling references have them, is shown commented out.
+dangling references have them, is shown commented out, as is a text column
+named unlike any key whose values are nearly all a table's text key
+(``flights.origin`` in ``airports.faa``, which then becomes that key).
 
 Times. A table without a time column has every row seen at every prediction
 time, so a row of 2015 informs a prediction for 2010. A whole-number column named
@@ -118,14 +120,12 @@ class SchemaGuess:
     def weak_links_note(self) -> str:
         """The weak links as comment lines, for a file whose YAML is written
         as data (where they cannot stay commented out in place); empty if none."""
-        lines = [f"#   {table}: {_yaml_key(column)} -> {parent}   # only {found:.1%} of "
-                 f"{count:,} values found"
+        lines = [f"#   {table}: {_yaml_key(column)} -> {parent}   # {_weak_reason(found, count)}"
                  for table, links in sorted(self.weak_links.items())
                  for column, (parent, found, count) in sorted(links.items(), key=_by_name)]
         if not lines:
             return ""
-        return "\n".join(["# Links with only part of their values found, not added (the rest "
-                          "would link to no row):", *lines]) + "\n"
+        return "\n".join(["# Links not added (check each; the line says why):", *lines]) + "\n"
 
     def to_yaml(self) -> str:
         """The guesses as a schema file's ``tables:`` section, each foreign key
@@ -147,11 +147,10 @@ class SchemaGuess:
                 target = (parent if isinstance(column, str) else
                           f"{parent}: {{columns: {_yaml_key(column)}, table: {parent}}}")
                 name = f"{column}: " if isinstance(column, str) else ""
-                if found >= MIN_FOUND:
+                if column in self.foreign_keys.get(table, {}):
                     lines.append(f"      {name}{target}   # {found:.1%} of {count:,} values found")
                 else:
-                    lines.append(f"      # {name}{target}   # only {found:.1%} of {count:,} values "
-                                 "found: the rest would link to no row")
+                    lines.append(f"      # {name}{target}   # {_weak_reason(found, count)}")
         return "\n".join(lines)
 
 
@@ -200,7 +199,54 @@ def guess_keys(db: Database) -> SchemaGuess:
             found, count = _found_share(child.df[list(columns)], db[parent].df[list(key)])
             if count:
                 guess.add_link(child.name, columns, (parent, found, count))
+    _links_named_otherwise(db, guess, keys, referenced, id_names)
     return guess
+
+
+def _links_named_otherwise(db: Database, guess: SchemaGuess, keys: dict[str, Key],
+                           referenced: set[str], id_names: dict[str, set[str]]) -> None:
+    """Text columns that no name links, whose values are nearly all
+    (:data:`MIN_FOUND`) among a table's single text key, as weak links (shown
+    commented out: values alone are weaker evidence than a name): a keyless
+    table's unique text column that such a column finds becomes its key
+    (``airports.faa``, which ``flights.origin`` and ``flights.dest`` name)."""
+    linked = {(table, column) for found in (guess.foreign_keys, guess.weak_links)
+              for table, links in found.items() for column in links}
+    loose = {table.name: [column for column in table.df.columns
+                          if column not in (keys.get(table.name), SURROGATE_KEY)
+                          and column not in table.foreign_keys
+                          and (table.name, column) not in linked
+                          and _texty(table.df[column]) and table.df[column].nunique() >= 2]
+             for table in db}
+    counts = {(name, column): db[name].df[column].value_counts()
+              for name, columns in loose.items() for column in columns}
+
+    def finds(parent: str, key: str) -> list[tuple[str, str, float, int]]:
+        """The loose columns of other tables whose values ``parent.key`` holds."""
+        values, found = db[parent].df[key], []
+        for (name, column), seen in counts.items():
+            share = float(seen[seen.index.isin(values)].sum() / seen.sum())
+            if name != parent and share >= MIN_FOUND:
+                found.append((name, column, share, int(seen.sum())))
+        return found
+
+    for table in db:
+        if table.primary_key != SURROGATE_KEY or table.name in referenced | set(keys):
+            continue
+        others = _of_others(id_names, table.name)
+        for column in table.df.columns:
+            values = table.df[column]
+            if (column != SURROGATE_KEY and str(column).lower() not in others
+                    and _texty(values) and values.notna().all() and values.is_unique
+                    and finds(table.name, column)):
+                guess.primary_keys[table.name] = keys[table.name] = column
+                break
+    for parent, key in keys.items():
+        if isinstance(key, str) and _texty(db[parent].df[key]):
+            for child, column, found, count in finds(parent, key):
+                links = guess.weak_links.setdefault(child, {})
+                if column not in links or links[column][1] < found:
+                    links[column] = (parent, found, count)
 
 
 def guess_time_columns(db: Database, linking: Collection[str] = ()) -> dict[str, tuple[str, str]]:
@@ -385,6 +431,10 @@ def _shared_key(table: str, db: Database, keys: dict[str, Key], others: set[str]
     return None
 
 
+def _texty(values: pd.Series) -> bool:
+    return pd.api.types.is_string_dtype(values) and not pd.api.types.is_bool_dtype(values)
+
+
 def _keyish(values: pd.Series) -> bool:
     return pd.api.types.is_integer_dtype(values) or pd.api.types.is_string_dtype(values)
 
@@ -416,6 +466,13 @@ def _as_text(values: pd.Series) -> pd.Series:
     if pd.api.types.is_float_dtype(values) and (values == values.round()).all():
         values = values.astype("int64")
     return values.astype(str)
+
+
+def _weak_reason(found: float, count: int) -> str:
+    """Why a weak link is commented out."""
+    if found >= MIN_FOUND:
+        return f"{found:.1%} of {count:,} values found, but named unlike the key"
+    return f"only {found:.1%} of {count:,} values found: the rest would link to no row"
 
 
 def _yaml_key(key: Key) -> str:

