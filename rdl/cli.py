@@ -44,7 +44,7 @@ def _add_inspect(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_inspect(args: argparse.Namespace) -> int:
     from rdl.db import connect
-    from rdl.db.schema_report import format_report, inspect_hints, plot_schema
+    from rdl.db.schema_report import format_report, inspect_hints, plot_schema, suggested_schema
     from rdl.tasks.leakage import describe_leaks, find_leaks
     from rdl.tasks.run_data import RunData
 
@@ -62,33 +62,31 @@ def _run_inspect(args: argparse.Namespace) -> int:
     leaks = find_leaks(db, run.task, run.exclude_columns) if run is not None else None
     if args.plot:
         plot_schema(db, args.plot)
+    suggestion = suggested_schema(db)  # made once: the report's hints and the file
     if args.json:
-        summary = db.summary() | {"hints": inspect_hints(db)}
+        summary = db.summary() | {"hints": inspect_hints(db, suggestion)}
         if leaks is not None:
             summary["leaks"] = [dataclasses.asdict(leak) for leak in leaks]
         print(json.dumps(summary))
     else:
-        print(format_report(db))
+        print(format_report(db, suggestion))
         if leaks is not None:
             print("\n" + (describe_leaks(leaks) if leaks else
                           "Leakage guard: no feature column seems to give the label away."))
         if args.plot:
             print(f"\nschema plot written to {args.plot}")
     if args.suggest_schema:
-        print(_write_suggested_schema(db, args.suggest_schema, schema),
+        print(_write_suggested_schema(suggestion[0], args.suggest_schema, schema),
               file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
-def _write_suggested_schema(db, path: str, schema: str | None) -> str:
+def _write_suggested_schema(guess, path: str, schema: str | None) -> str:
     """Writes :func:`~rdl.db.schema_report.suggested_schema`'s guesses (added
     to the entries of the ``schema`` file, if any) to the new file ``path``;
     returns what was done, for the user."""
     import yaml
 
-    from rdl.db.schema_report import suggested_schema
-
-    guess, _ = suggested_schema(db)
     if guess.empty():
         return (f"--suggest-schema: names and values suggest no keys or time columns; {path} "
                 "not written")

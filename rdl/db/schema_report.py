@@ -11,8 +11,12 @@ from rdl.db.schema_guess import SchemaGuess, guess_keys, guess_time_columns
 WIDE_LINKS = 5
 
 
-def format_report(db: Database) -> str:
-    """Tables with rows, keys, time column and stypes, then the data issues."""
+Suggestion = tuple[SchemaGuess, list[str]]  # what suggested_schema returns
+
+
+def format_report(db: Database, suggestion: Suggestion | None = None) -> str:
+    """Tables with rows, keys, time column and stypes, then the data issues
+    and hints (``suggestion``: :func:`suggested_schema`'s, if already made)."""
     lines = [f"source: {db.source}" if db.source else "source: (in memory)"]
     span = (db.min_time, db.max_time)
     if span[0] is not None:
@@ -35,7 +39,7 @@ def format_report(db: Database) -> str:
         lines.extend(f"  - {issue} [{issue.count:,}]" for issue in db.issues)
     else:
         lines.append("issues: none")
-    hints = inspect_hints(db)
+    hints = inspect_hints(db, suggestion)
     if hints:
         lines.append("")
         lines.append("hints:")
@@ -46,15 +50,15 @@ def format_report(db: Database) -> str:
     return "\n".join(lines)
 
 
-def inspect_hints(db: Database) -> list[str]:
+def inspect_hints(db: Database, suggestion: Suggestion | None = None) -> list[str]:
     """Everything ``rdl inspect`` suggests: schema entries to declare, then sampling."""
-    return schema_hints(db) + sampling_hints(db)
+    return schema_hints(db, suggestion) + sampling_hints(db)
 
 
 _ALONE = "no foreign keys link these tables, so a model would see each row alone"
 
 
-def suggested_schema(db: Database) -> tuple[SchemaGuess, list[str]]:
+def suggested_schema(db: Database) -> Suggestion:
     """What names and values suggest the schema leaves out, and why (a line
     for each kind): keys where no foreign key links the tables, or else only
     the foreign keys left out (with the guessed primary keys they point to);
@@ -86,13 +90,13 @@ def suggested_schema(db: Database) -> tuple[SchemaGuess, list[str]]:
     return guess, notes
 
 
-def schema_hints(db: Database) -> list[str]:
-    """The :func:`suggested_schema` as one schema file to check and pass with
-    ``--schema`` (or ``data.schema``), or where nothing links the tables and
-    no key is guessed, a line saying so."""
+def schema_hints(db: Database, suggestion: Suggestion | None = None) -> list[str]:
+    """The :func:`suggested_schema` (made here unless given) as one schema
+    file to check and pass with ``--schema`` (or ``data.schema``), or where
+    nothing links the tables and no key is guessed, a line saying so."""
     hints = []
     tables = list(db)
-    guess, notes = suggested_schema(db)
+    guess, notes = suggestion or suggested_schema(db)
     if len(tables) >= 2 and not (guess.foreign_keys or guess.weak_links or
                                  any(t.foreign_keys for t in tables)):
         hints.append(f"{_ALONE}; declare the keys in a schema file (--schema FILE.yaml, or "
