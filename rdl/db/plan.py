@@ -14,7 +14,7 @@ stored as                      filtered by the source with
 timestamp (naive)              ``col <= upto`` rounded up to the column's unit
 timestamp with time zone       the same instant in UTC
 date                           ``col <= date(upto)``
-integer, unit ``s/ms/us/ns``   ``col <= floor(upto in that unit)``
+integer, a counted unit        ``col <= floor((upto - origin) / unit)``
 integer, ``year/month/day``    ``col <= YYYY / YYYYMM / YYYYMMDD of upto``
 text, floats, SQLite values    nothing: every row is read, then cut
 =============================  ===============================================
@@ -33,7 +33,9 @@ from rdl.db.times import pick_time_column
 
 # Rows of an undeclared text time column looked at to recognise it.
 INFER_ROWS = 10_000
-_EPOCH_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+# Nanoseconds in a unit counted from an origin.
+_COUNTED_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1, "days": 86_400 * 10**9,
+               "weeks": 7 * 86_400 * 10**9}
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,9 @@ def time_bound(info: TableInfo, spec: TimeColumn, upto: pd.Timestamp) -> TimeBou
         return TimeBound(spec.column, pa.scalar(value, type=arrow_type))
     if pa.types.is_date(arrow_type) and spec.unit is None:
         return TimeBound(spec.column, pa.scalar(upto.date(), type=arrow_type))
-    if pa.types.is_integer(arrow_type) and spec.unit in _EPOCH_NS:
-        bound = upto.value // _EPOCH_NS[spec.unit]
+    if pa.types.is_integer(arrow_type) and spec.unit in _COUNTED_NS:
+        origin = spec.origin if spec.origin is not None else pd.Timestamp(0)
+        bound = (upto - origin).value // _COUNTED_NS[spec.unit]
         return TimeBound(spec.column, pa.scalar(bound, type=pa.int64()))
     if pa.types.is_integer(arrow_type) and spec.unit in ("year", "month", "day"):
         code = {"year": upto.year, "month": upto.year * 100 + upto.month,

@@ -19,6 +19,8 @@ Example::
         time_column: {column: year, unit: year}   # integer years
       seasons:
         time_column: {column: yearID, unit: year, at: end}   # known when the year ends
+      purchases:
+        time_column: {column: DAY, unit: days, origin: 2019-12-31}   # day 1 = 2020-01-01
       weather:
         primary_key: [origin, time_hour]
 
@@ -31,6 +33,8 @@ period. ``at: start`` (the default) places each row at the period's first
 instant (1999 -> 1999-01-01 00:00:00); ``at: end`` at its last second, the
 next period's start minus one second (1999 -> 1999-12-31 23:59:59), so that
 a row summing up a period is only seen by predictions made once it is over.
+Whole ``days`` and ``weeks`` counted from an ``origin`` (as are ``s``, ``ms``,
+``us`` and ``ns``; 1970-01-01 if none is given) stand for a period too.
 """
 from __future__ import annotations
 
@@ -38,13 +42,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from rdl.db.issues import SchemaError, relative_path_note
 from rdl.db.table import STYPES
 
 # Units a declared time column may be stored in, besides real dates/times.
-TIME_UNITS = ("s", "ms", "us", "ns", "year", "month", "day")
+TIME_UNITS = ("s", "ms", "us", "ns", "days", "weeks", "year", "month", "day")
+# Units counted from an origin (1970-01-01 unless the schema says otherwise).
+COUNTED_UNITS = ("s", "ms", "us", "ns", "days", "weeks")
 # Units whose values are calendar periods, and where in the period a row sits.
 CALENDAR_UNITS = ("year", "month", "day")
+# Units whose values stand for a period, which ``at: end`` may place a row at the end of.
+PERIOD_UNITS = CALENDAR_UNITS + ("days", "weeks")
 TIME_PLACEMENTS = ("start", "end")
 _TABLE_KEYS = {"primary_key", "foreign_keys", "time_column", "stypes", "drop_columns"}
 UNSET: Any = object()  # "not declared", as opposed to an explicit null
@@ -71,19 +81,24 @@ class TimeColumn:
 
     Args:
         column: Column name.
-        unit: One of ``TIME_UNITS`` for numbers (epoch units, ``year`` as
-            YYYY, ``month`` as YYYYMM, ``day`` as YYYYMMDD), or ``None`` for
-            real dates/times and date strings.
+        unit: One of ``TIME_UNITS`` for numbers (``s``/``ms``/``us``/``ns``
+            and whole ``days``/``weeks`` counted from :obj:`origin`; ``year``
+            as YYYY, ``month`` as YYYYMM, ``day`` as YYYYMMDD), or ``None``
+            for real dates/times and date strings.
         format: ``strftime`` format for date strings, or ``None`` to infer.
-        at: For ``CALENDAR_UNITS``: ``"start"`` places a row at its period's
+        at: For ``PERIOD_UNITS``: ``"start"`` places a row at its period's
             first instant, ``"end"`` at its last second (the next period's
             start minus one second).
+        origin: For ``COUNTED_UNITS``: the instant that 0 stands for
+            (``None``: 1970-01-01), so a day number ``DAY`` of an export
+            (1 = its first day) reads as a date.
     """
 
     column: str
     unit: str | None = None
     format: str | None = None
     at: str = "start"
+    origin: pd.Timestamp | None = None
 
 
 @dataclass
@@ -220,7 +235,7 @@ def _parse_time_column(value: Any, ctx: str) -> TimeColumn | None:
     if isinstance(value, str):
         return TimeColumn(value)
     if isinstance(value, dict) and "column" in value:
-        unknown = set(value) - {"column", "unit", "format", "at"}
+        unknown = set(value) - {"column", "unit", "format", "at", "origin"}
         if unknown:
             raise SchemaError(f"{ctx}: time_column has unknown key(s) {sorted(unknown)}.")
         column, unit, at = str(value["column"]), value.get("unit"), value.get("at", "start")
@@ -233,16 +248,37 @@ def _parse_time_column(value: Any, ctx: str) -> TimeColumn | None:
                 f"{ctx}: time_column {column!r} has at: {at!r}; use 'start' (the default) "
                 "or 'end' (each row at the end of its year, month or day)."
             )
-        if at == "end" and unit not in CALENDAR_UNITS:
+        if at == "end" and unit not in PERIOD_UNITS:
             raise SchemaError(
                 f"{ctx}: time_column {column!r} has at: end, which needs unit "
-                f"{' | '.join(CALENDAR_UNITS)} (the period each value stands for); "
+                f"{' | '.join(PERIOD_UNITS)} (the period each value stands for); "
                 f"its unit is {unit!r}."
             )
-        return TimeColumn(column, unit, value.get("format"), at)
+        return TimeColumn(column, unit, value.get("format"), at,
+                          _parse_origin(value.get("origin"), column, unit, ctx))
     raise SchemaError(
         f"{ctx}: time_column must be a column name or {{column: ..., unit: ..., at: ...}}."
     )
+
+
+def _parse_origin(value: Any, column: str, unit: str | None, ctx: str) -> pd.Timestamp | None:
+    if value is None:
+        return None
+    if unit not in COUNTED_UNITS:
+        raise SchemaError(
+            f"{ctx}: time_column {column!r} has an origin, which only numbers counted from "
+            f"it have (unit {' | '.join(COUNTED_UNITS)}); its unit is {unit!r}."
+        )
+    try:
+        origin = pd.Timestamp(str(value))
+    except ValueError:
+        origin = pd.NaT
+    if origin is pd.NaT:
+        raise SchemaError(
+            f"{ctx}: time_column {column!r} has origin {value!r}, which is no date "
+            "(write it as 2020-01-01 or 2020-01-01 06:00)."
+        )
+    return origin.tz_convert("UTC").tz_localize(None) if origin.tzinfo else origin
 
 
 def _as_names(value: Any, ctx: str) -> list[str]:

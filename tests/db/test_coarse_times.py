@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rdl
 from rdl.db import SchemaError
@@ -127,3 +129,50 @@ def test_a_key_column_that_is_a_time_column_on_either_side_still_links(tmp_path,
     teams = db["teams"].df.set_index("_pk")
     named = teams.loc[db["stats"].df["yearID+teamID"], "W"].tolist()
     assert named == [80, 90, 85]
+
+
+@pytest.mark.parametrize("unit, at, expected", [
+    ("days", "start", ["2020-01-01", "2020-01-02", "2020-03-01"]),
+    ("days", "end", ["2020-01-01 23:59:59", "2020-01-02 23:59:59", "2020-03-01 23:59:59"]),
+    ("weeks", "start", ["2020-01-07", "2020-01-14", "2021-02-09"]),
+    ("weeks", "end", ["2020-01-13 23:59:59", "2020-01-20 23:59:59", "2021-02-15 23:59:59"]),
+])
+def test_day_and_week_numbers_count_from_their_origin(unit, at, expected):
+    """An export's DAY 1, 2, ... (or WEEK_NO) is origin + that many days (weeks)."""
+    spec = TimeColumn("DAY", unit, at=at, origin=pd.Timestamp("2019-12-31"))
+    values = [1, 2, 61] if unit == "days" else [1, 2, 58]
+    parsed, bad = parse_times(pd.Series(values + [None]), spec)
+    assert bad == 0 and pd.isna(parsed.iloc[-1])
+    assert parsed.tolist()[:-1] == [pd.Timestamp(e) for e in expected]
+
+
+@pytest.mark.parametrize("time_column, match", [
+    ({"column": "DAY", "unit": "year", "origin": "2020-01-01"},
+     "has an origin, which only numbers counted from it have"),
+    ({"column": "DAY", "unit": "days", "origin": "the first day"}, "which is no date"),
+    ({"column": "DAY", "unit": "s", "at": "end"}, "at: end, which needs unit year | month | day "
+                                                  "| days | weeks"),
+])
+def test_a_bad_origin_or_placement_names_the_table_and_column(tmp_path, time_column, match):
+    pd.DataFrame({"DAY": [1, 2]}).to_parquet(tmp_path / "sales.parquet")
+    with pytest.raises(SchemaError, match=f"sales.*{match}"):
+        rdl.connect(str(tmp_path), schema={"tables": {"sales": {"time_column": time_column}}})
+
+
+@settings(max_examples=25, deadline=None)
+@given(day=st.integers(-3, 40), seconds=st.integers(0, 86_399),
+       at=st.sampled_from(["start", "end"]), unit=st.sampled_from(["days", "weeks", "s"]))
+def test_rows_counted_from_an_origin_read_up_to_a_time_are_those_cut_after_reading(
+        tmp_path_factory, day, seconds, at, unit):
+    """The source's filter on the stored numbers (a pushdown) keeps what the exact cut keeps."""
+    folder = tmp_path_factory.mktemp("counted")
+    numbers = [0, 1, 2, 3, 5, 8, 13, 21, 34] if unit != "s" else [0, 86_400, 90_000, 10**6]
+    pd.DataFrame({"sale_id": range(len(numbers)), "DAY": numbers}).to_parquet(
+        folder / "sales.parquet")
+    time = {"column": "DAY", "unit": unit, "origin": "2019-12-31"} | (
+        {"at": at} if unit != "s" else {})
+    schema = {"tables": {"sales": {"primary_key": "sale_id", "time_column": time}}}
+    upto = pd.Timestamp("2019-12-31") + pd.Timedelta(days=day, seconds=seconds)
+    pushed = rdl.connect(str(folder), schema=schema, upto=upto)
+    pd.testing.assert_frame_equal(pushed["sales"].df,
+                                  rdl.connect(str(folder), schema=schema).upto(upto)["sales"].df)

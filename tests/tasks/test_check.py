@@ -178,8 +178,8 @@ def test_a_count_over_a_table_of_whole_number_years_points_to_declaring_them():
     db = Database({"People": people, "Batting": batting})
     with pytest.raises(QueryError, match=re.escape(
             "needs a time column, but 'Batting' is static; timed tables linked to 'People' are "
-            "[]. A time column rdl did not recognise (whole-number years or seconds since 1970, "
-            "say) is declared in a schema file (time_column; rdl inspect SOURCE "
+            "[]. A time column rdl did not recognise (whole-number years, day numbers or seconds "
+            "since 1970, say) is declared in a schema file (time_column; rdl inspect SOURCE "
             "--suggest-schema FILE.yaml guesses")):
         resolve_query(parse("PREDICT COUNT(Batting.*, 0, 1, years) = 0 FOR EACH "
                             "People.playerID"), db)

@@ -174,9 +174,9 @@ class _Checker:
             raise self.fail(
                 f"{agg.func} over {agg.table!r} needs a time column, but {agg.table!r} is static; "
                 f"timed tables linked to {entity!r} are {timed}. A time column rdl did not "
-                "recognise (whole-number years or seconds since 1970, say) is declared in a "
-                "schema file (time_column; rdl inspect SOURCE --suggest-schema FILE.yaml guesses "
-                "years, months, dates and epoch numbers)",
+                "recognise (whole-number years, day numbers or seconds since 1970, say) is "
+                "declared in a schema file (time_column; rdl inspect SOURCE --suggest-schema "
+                "FILE.yaml guesses years, months, dates and epoch numbers)",
                 agg.pos,
             )
         self.time_columns[agg.table] = table.time_column
