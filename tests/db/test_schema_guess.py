@@ -376,3 +376,22 @@ def test_a_text_column_is_no_link_by_values_where_few_of_them_are_found_or_it_ha
                                  "legs": _keyless("legs", legs)}))
     assert guess.primary_keys == {"legs": "leg_id", "codes": "code"}
     assert guess.weak_links == {"legs": {"start": ("codes", 1.0, 4)}}
+
+
+def test_warehouse_keys_named_key_are_found_by_the_fact_table_that_shares_their_names():
+    """Star schemas name surrogate keys ``CustomerKey``, exports ``household_key``: not id
+    names, but each is unique in one table and named alike in the table that refers to it."""
+    customers = pd.DataFrame({"CustomerKey": [11, 12, 13], "Name": list("abc")})
+    products = pd.DataFrame({"ProductKey": [1, 2], "Color": ["red", "blue"]})
+    households = pd.DataFrame({"household_key": [7, 8], "income": [1.0, 2.0]})
+    sales = pd.DataFrame({"CustomerKey": [11, 11, 13, 12, 11], "ProductKey": [1, 2, 2, 1, 1],
+                          "household_key": [7, 8, 8, 7, 7], "monkey": [3, 1, 2, 4, 5]})
+    db = Database({name: _keyless(name, df) for name, df in {
+        "DimCustomer": customers, "DimProduct": products, "households": households,
+        "FactSales": sales}.items()})
+    guess = guess_keys(db)
+    assert guess.primary_keys == {"DimCustomer": "CustomerKey", "DimProduct": "ProductKey",
+                                  "households": "household_key"}  # monkey: not a key's name
+    assert guess.foreign_keys == {"FactSales": {"CustomerKey": ("DimCustomer", 1.0, 5),
+                                                "ProductKey": ("DimProduct", 1.0, 5),
+                                                "household_key": ("households", 1.0, 5)}}
