@@ -36,7 +36,11 @@ def two_tower_loss(scores: Tensor, pos_seed: Tensor, pos_item: Tensor, *,
     check_choice("loss", loss, LOSSES)
     if loss == "softmax" and num_negatives <= 0:
         # log_softmax's fused kernel: on a 256 x 90,000 matrix, forward and
-        # backward take 30% less time than logsumexp minus the positive.
+        # backward take 30% less time than logsumexp minus the positive. Rows
+        # without a positive take no part: one masked whole would give NaN.
+        rows, inverse = torch.unique(pos_seed, return_inverse=True)
+        if rows.numel() < scores.size(0):
+            scores, pos_seed = scores.index_select(0, rows), inverse
         return -F.log_softmax(scores, dim=1)[pos_seed, pos_item].mean()
     pos = scores[pos_seed, pos_item]
     draws = max(num_negatives, 1)
