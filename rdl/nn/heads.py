@@ -30,6 +30,11 @@ class SeenBonus(torch.nn.Module):
     (ContextGNN's lever). It starts at :math:`1 + \log(1 + \text{count})`:
     past items first, the most frequent first, as the baseline ranks them.
 
+    Its :attr:`boost` (a buffer, 0 unless set) adds
+    :math:`\text{boost} \cdot \log(1 + \text{count})` on top: a weight chosen
+    after training by the ranking metric, not learned by the loss
+    (:mod:`rdl.train.seen_boost`).
+
     Args:
         gain (float, optional): The weights are used times :obj:`gain`, so
             that an optimizer step (about ``lr`` for Adam) moves the bonus by
@@ -46,13 +51,15 @@ class SeenBonus(torch.nn.Module):
         super().__init__()
         self.gain = gain
         self.weight = torch.nn.Parameter(torch.tensor([1.0, 1.0, 0.0]) / gain)
+        # Not in the weights: a checkpoint carries it beside them (rdl.train.seen_boost).
+        self.register_buffer("boost", torch.zeros(()), persistent=False)
 
     def forward(self, scores: Tensor, seed: Tensor, item: Tensor, count: Tensor,
                 age: Tensor) -> Tensor:
         features = torch.stack([torch.ones_like(age), count.to(age.dtype).log1p(),
                                 age.clamp(min=0).log1p()], dim=-1)
-        return scores.index_put((seed, item), features @ (self.weight * self.gain),
-                                accumulate=True)
+        bonus = features @ (self.weight * self.gain) + self.boost * features[:, 1]
+        return scores.index_put((seed, item), bonus, accumulate=True)
 
 
 class NodeHead(torch.nn.Module):

@@ -16,7 +16,6 @@ from rdl.predict.explain import explain, plot_explanation
 from rdl.sampling import SamplingSettings
 from rdl.tasks import task_types as types
 from rdl.tasks.run_data import RunData
-from rdl.train.blend import BLEND_KEY, BaselineBlend
 from rdl.train.callbacks import prediction_frame
 from rdl.train.checkpoint import CheckpointError, checked_weights
 from rdl.train.data import RelationalDataModule
@@ -100,8 +99,7 @@ class Predictor:
         weights = checked_weights(checkpoint, path)
         module.match_weights(weights)
         module.load_state_dict(weights)
-        if BLEND_KEY in checkpoint:
-            module.blend = BaselineBlend.from_plain(checkpoint[BLEND_KEY])
+        module.adopt_choices(checkpoint)
         run = RunData.from_plain(info.data, info.make_task())
         if schema is not None:
             run = dataclasses.replace(run, schema=schema)

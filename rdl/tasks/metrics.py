@@ -54,6 +54,14 @@ class RankingMetric(torchmetrics.Metric):
         self.add_state("rows", default=torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
 
     def update(self, preds: torch.Tensor, target: torch.Tensor | Sequence[Sequence[int]]) -> None:
+        score = self.row_scores(preds, target)
+        self.total += score.sum()
+        self.rows += score.numel()
+
+    def row_scores(self, preds: torch.Tensor,
+                   target: torch.Tensor | Sequence[Sequence[int]]) -> torch.Tensor:
+        r"""The score of each row with a true item (the rows :meth:`update`
+        averages), in row order."""
         preds = torch.as_tensor(preds)
         if preds.dim() != 2 or preds.size(1) < self.k:
             raise TaskError(f"preds must be item indices of shape [N, >= {self.k}], got "
@@ -66,10 +74,7 @@ class RankingMetric(torchmetrics.Metric):
         hits = ((top.unsqueeze(-1) == target.unsqueeze(1)) & valid.unsqueeze(1)).any(-1).double()
         n_true = valid.sum(1).double()
         keep = n_true > 0
-        hits, n_true = hits[keep], n_true[keep]
-        score = _score(self.name, hits, n_true, self.k)
-        self.total += score.sum()
-        self.rows += int(keep.sum())
+        return _score(self.name, hits[keep], n_true[keep], self.k)
 
     def compute(self) -> torch.Tensor:
         return self.total / self.rows.clamp(min=1)

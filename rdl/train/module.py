@@ -8,6 +8,7 @@ from functools import partial
 from typing import Literal
 
 import lightning as L
+import numpy as np
 import torch
 import torch.nn.functional as F
 from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
@@ -35,7 +36,11 @@ from rdl.train.checkpoint import CheckpointError, add_checksum, checked_weights
 from rdl.train.compile_choice import CompileSetting, check_compile_setting, choose_compile
 from rdl.train.data import LabeledBatch, RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo, task_arguments
-from rdl.train.recommend import ExcludedPositives, loss_and_topk
+from rdl.train.recommend import ExcludedPositives, item_scores, loss_and_topk
+from rdl.train.seen_boost import (
+    BOOSTS, SEEN_BOOST_KEY, check_seen_boost_setting, choose_boost, row_scores_per_boost,
+)
+from rdl.train.seen_boost import describe as describe_seen_boost
 from rdl.train.past_labels import shows_past_labels
 
 HIGHER_IS_BETTER = {"auroc", "average_precision", "accuracy", "f1", "r2", "map", "precision",
@@ -114,6 +119,11 @@ class RelationalTask(L.LightningModule):
             tasks with fewer than 10,000 training seeds, where it helped both
             small shops of the benchmark; elsewhere it helped some tasks and
             hurt others (benchmarks/REPORT.md). (default: :obj:`"auto"`)
+        seen_boost (float or str): Recommendation with seen items kept: how
+            much more an entity's own past items count, as ``boost * log(1 +
+            count)`` on top of the learned bonus. ``"auto"``: chosen when fit
+            ends from 0-16 by the first validation metric (see
+            :mod:`rdl.train.seen_boost`); a number fixes it. (default: ``"auto"``)
     """
 
     def __init__(
@@ -128,6 +138,7 @@ class RelationalTask(L.LightningModule):
         compile: CompileSetting = "auto",
         blend_baseline: bool = True,
         baseline_features: bool | Literal["auto"] = "auto",
+        seen_boost: float | Literal["auto"] = "auto",
     ) -> None:
         super().__init__()
         check_compile_setting(compile)
@@ -138,6 +149,7 @@ class RelationalTask(L.LightningModule):
                              "in [0, 1] (both are fractions)")
         resolve_exclude_seen(exclude_seen, 0.0)  # raises for anything but auto/true/false
         check_baseline_features_setting(baseline_features)
+        check_seen_boost_setting(seen_boost)
         self.net = ModelSettings.coerce(net)
         # Plain values only: checkpoints are read with torch.load(weights_only=True).
         self.save_hyperparameters({"net": self.net.to_plain(), "exclude_seen": exclude_seen,
@@ -145,7 +157,8 @@ class RelationalTask(L.LightningModule):
                                    "lr_schedule": lr_schedule, "warmup": warmup,
                                    "lr_floor": lr_floor, "compile": compile,
                                    "blend_baseline": blend_baseline,
-                                   "baseline_features": baseline_features})
+                                   "baseline_features": baseline_features,
+                                   "seen_boost": seen_boost})
         self.info: TaskInfo | None = None
         self.model: RelationalModel | None = None
         self.metrics = torch.nn.ModuleDict()
@@ -217,6 +230,8 @@ class RelationalTask(L.LightningModule):
             rank_zero_info(describe_exclude_seen(hp.exclude_seen, info.repeat_rate,
                                                  self.exclude_seen))
             self.excluded = ExcludedPositives()
+            self.set_seen_boost(0.0 if hp.get("seen_boost", "auto") == "auto"
+                                else float(hp.seen_boost))
         self._use_compiled(hp.compile is True)
         from rdl.tasks.metrics import get_metrics
 
@@ -238,6 +253,8 @@ class RelationalTask(L.LightningModule):
             checkpoint[BLEND_KEY] = self.blend.to_plain()
         if self.baseline_features is not None:
             checkpoint[BASELINE_FEATURES_KEY] = self.baseline_features.to_plain()
+        if self.info.task_type == types.RECOMMENDATION:
+            checkpoint[SEEN_BOOST_KEY] = float(self.model.head.seen.boost)
         add_checksum(checkpoint)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
@@ -247,8 +264,6 @@ class RelationalTask(L.LightningModule):
                                   "no task description)")
         checkpoint["state_dict"] = checked_weights(checkpoint, path)
         info = TaskInfo.from_plain(checkpoint[CHECKPOINT_KEY])
-        blend = checkpoint.get(BLEND_KEY)
-        self.blend = BaselineBlend.from_plain(blend) if blend is not None else None
         if self.info is None:
             self.baseline_features = stored_baseline_features(checkpoint)
             self.build(info)
@@ -258,6 +273,17 @@ class RelationalTask(L.LightningModule):
         else:
             self.match_baseline_features(stored_baseline_features(checkpoint))
         self.match_weights(checkpoint["state_dict"])
+        self.adopt_choices(checkpoint)
+
+    def adopt_choices(self, checkpoint: dict) -> None:
+        """Takes what fit chose after training and stored beside the weights:
+        the LightGBM blend, and for recommendation the seen items' boost
+        (unless this module's ``seen_boost`` is a number)."""
+        blend = checkpoint.get(BLEND_KEY)
+        self.blend = BaselineBlend.from_plain(blend) if blend is not None else None
+        if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
+                "seen_boost", "auto") == "auto":
+            self.set_seen_boost(checkpoint.get(SEEN_BOOST_KEY, 0.0))
 
     def match_baseline_features(self, stored: BaselineFeatures | None) -> None:
         """Reads the baseline features the checkpoint's model was trained
@@ -322,12 +348,20 @@ class RelationalTask(L.LightningModule):
         # whichever way the model runs.
         object.__setattr__(self, "run_model", compile_model(self.model) if on else self.model)
 
+    def set_seen_boost(self, boost: float) -> None:
+        """Sets the recommendation head's :attr:`~rdl.nn.SeenBonus.boost`."""
+        self.model.head.seen.boost.fill_(float(boost))
+
     # -- blending with LightGBM ----------------------------------------------
     def on_fit_end(self) -> None:
         """Blends the best weights (which :class:`TaskCheckpoint` put back)
-        with LightGBM, and stores the blend in ``best.ckpt``."""
+        with LightGBM, or for recommendation chooses the seen items' boost,
+        and stores the result in ``best.ckpt``."""
         trainer = self.trainer
-        if not self.hparams.blend_baseline or self.info.task_type == types.RECOMMENDATION:
+        if self.info.task_type == types.RECOMMENDATION:
+            self._choose_seen_boost()
+            return
+        if not self.hparams.blend_baseline:
             return
         if trainer.limit_val_batches == 0:
             rank_zero_info("no blend with LightGBM: validation is off (limit_val_batches 0)")
@@ -349,7 +383,36 @@ class RelationalTask(L.LightningModule):
         rank_zero_info(self.blend.describe())
         callback = trainer.checkpoint_callback
         if callback is not None and callback.best_model_path:
-            _store_blend(callback.best_model_path, self.blend)
+            _store_in_checkpoint(callback.best_model_path, BLEND_KEY, self.blend.to_plain())
+
+    def _choose_seen_boost(self) -> None:
+        """Chooses the seen items' boost on the validation split (``auto``,
+        seen items kept, one process) and stores it in ``best.ckpt``."""
+        trainer = self.trainer
+        if self.hparams.get("seen_boost", "auto") != "auto" or self.exclude_seen:
+            return
+        if trainer.limit_val_batches == 0 or trainer.world_size > 1:
+            rank_zero_info("seen_boost auto: 0 (choosing it needs the validation split "
+                           "on one process)")
+            return
+        datamodule = trainer.datamodule
+        metric = next(iter(self.metrics["val"].values())).clone()
+        was_training = self.training
+        self.eval()
+        rows = []
+        for batch in datamodule.loader(datamodule.split_seeds("val")):
+            batch = self.transfer_batch_to_device(batch, self.device, 0)
+            scores = item_scores(self.model, self(batch), batch.seen, exclude=False)
+            rows.append(row_scores_per_boost(scores, batch.seen, metric,
+                                             self._metric_target(batch), metric.k).cpu())
+        self.train(was_training)
+        per_row = torch.cat(rows).numpy() if rows else np.zeros((0, len(BOOSTS)))
+        boost = choose_boost(per_row, seed=datamodule.seed)
+        self.set_seen_boost(boost)
+        rank_zero_info(describe_seen_boost(boost, per_row, f"{metric.name}@{metric.k}"))
+        callback = trainer.checkpoint_callback
+        if callback is not None and callback.best_model_path:
+            _store_in_checkpoint(callback.best_model_path, SEEN_BOOST_KEY, boost)
 
     def on_validation_start(self) -> None:
         if self.trainer.state.fn == "validate":  # not the validation rounds of fit
@@ -551,10 +614,11 @@ def info_from_datamodule(datamodule: RelationalDataModule) -> TaskInfo:
     )
 
 
-def _store_blend(path: str, blend: BaselineBlend) -> None:
-    """Adds ``blend`` to the checkpoint at ``path``, replacing the file atomically."""
+def _store_in_checkpoint(path: str, key: str, value: object) -> None:
+    """Adds ``value`` (plain data) under ``key`` to the checkpoint at ``path``,
+    replacing the file atomically."""
     checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    checkpoint[BLEND_KEY] = blend.to_plain()
+    checkpoint[key] = value
     save_atomically(checkpoint, path)
 
 

@@ -24,6 +24,7 @@ from rdl.train.checkpoint import add_checksum
 from rdl.train.data import LabeledBatch
 from rdl.train.recommend import ExcludedPositives
 from rdl.train.seen import SeenIndex, SeenItems
+from rdl.train.seen_boost import BOOSTS, SEEN_BOOST_KEY
 
 DAY = 86_400
 
@@ -148,13 +149,27 @@ def test_idgnn_recommends_items_outside_each_seeds_subgraph(trained):
 def test_with_repeats_seen_items_stay_and_get_a_learned_bonus(tmp_path):
     make_views(repeat=True).save(tmp_path / "db")
     torch.manual_seed(0)
-    module, datamodule, _ = fit(tmp_path / "db", tmp_path, rec_head="two_tower")
+    module, datamodule, checkpoint = fit(tmp_path / "db", tmp_path, rec_head="two_tower")
     assert module.info.repeat_rate > 0.5 and module.exclude_seen is False
     start = torch.tensor([1.0, 1.0, 0.0]) / module.model.head.seen.gain
     assert not torch.allclose(module.model.head.seen.weight, start)  # learned
     metrics = L.Trainer(logger=False, enable_progress_bar=False,
                         enable_model_summary=False).test(module, datamodule, verbose=False)[0]
     assert metrics["test_map_at_5"] > 0.5  # users only re-view their own three items
+
+    # The boost chosen on validation goes with the checkpoint to the Predictor and rdl test;
+    # a number in the module's settings wins over it.
+    stored = torch.load(checkpoint, weights_only=True)
+    assert stored[SEEN_BOOST_KEY] == float(module.model.head.seen.boost) in BOOSTS
+    stored[SEEN_BOOST_KEY] = 4.0
+    torch.save(stored, tmp_path / "boosted.ckpt")
+    boosted = str(tmp_path / "boosted.ckpt")
+    assert float(rdl.Predictor.from_checkpoint(boosted).module.model.head.seen.boost) == 4.0
+    for setting, expected in (("auto", 4.0), (3.0, 3.0)):
+        again = RelationalTask(**module_arguments({"channels": 8, "seen_boost": setting}))
+        L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False).test(
+            again, datamodule, ckpt_path=boosted, verbose=False)
+        assert float(again.model.head.seen.boost) == expected
 
 
 def test_excluded_positives_warn_when_every_correct_item_was_seen():

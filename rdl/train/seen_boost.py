@@ -1,0 +1,85 @@
+r"""Recommendation: how much more an entity's own past items count, chosen on
+the validation split.
+
+The head's :class:`~rdl.nn.SeenBonus` learns, with the softmax loss, a bonus
+for each item a seed's entity had already. The loss calibrates a probability
+for every item, and the ranking of an entity's own items among themselves is
+then mixed with the item embeddings' scores. Where entities return to the
+same items again and again (groceries), ordering those items by how often
+they were had, as the baseline does, ranks better: on a synthetic grocery
+shape (1,000 households, 20,000 products, 66% of positives already had) the
+GNN's validation MAP@12 went from 0.327 to 0.340 with a boost of 10 (the
+baseline: 0.339), test 0.344 to 0.359 (0.358). So when fit ends, a boost
+``b`` (a seen item's score plus ``b * log(1 + count)``) is chosen from
+:data:`BOOSTS` by the task's first validation metric, bagged over bootstrap
+resamples of the validation seeds as the LightGBM blend's share is
+(:mod:`rdl.train.blend`): the mean of the resamples' winners (a tie goes to
+the smaller boost), rounded to the grid. Training is untouched; the boost
+changes the ranking at test and prediction time, and a checkpoint carries it.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from rdl.nn.ranking import topk_items
+from rdl.train.seen import SeenItems
+
+BOOSTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+BOOTSTRAP_ROUNDS = 100
+SEEN_BOOST_KEY = "rdl_seen_boost"
+
+
+def check_seen_boost_setting(value: object) -> None:
+    """Raises unless ``value`` is ``"auto"`` or a number at least 0."""
+    if value == "auto":
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"seen_boost={value!r} must be 'auto' (chosen on the validation "
+                         "split) or a number >= 0 (0: the learned bonus alone)")
+
+
+def boosted(scores: Tensor, seen: SeenItems, boost: float) -> Tensor:
+    r"""``scores`` :math:`(B, I)` with each seen pair raised by
+    ``boost * log(1 + count)``."""
+    if boost == 0 or seen is None:
+        return scores
+    return scores.index_put((seen.seed, seen.item),
+                            boost * seen.count.to(scores.dtype).log1p(), accumulate=True)
+
+
+def choose_boost(per_row: np.ndarray, seed: int = 0,
+                 rounds: int = BOOTSTRAP_ROUNDS) -> float:
+    r"""The boost of :data:`BOOSTS` that ``per_row`` (the metric of each
+    validation row under each boost, :math:`(N, |BOOSTS|)`) favours, bagged
+    over ``rounds`` bootstrap resamples of the rows."""
+    if per_row.shape[0] == 0:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    n = per_row.shape[0]
+    winners = []
+    for _ in range(rounds):
+        means = per_row[rng.integers(0, n, n)].mean(axis=0)
+        winners.append(int(np.flatnonzero(means >= means.max() - 1e-12)[0]))
+    return BOOSTS[int(np.rint(np.mean(winners)))]
+
+
+def describe(boost: float, per_row: np.ndarray, metric: str) -> str:
+    """One line for the fit's output: the boost and what it did on validation."""
+    means = per_row.mean(axis=0) if per_row.size else np.zeros(len(BOOSTS))
+    chosen = BOOSTS.index(boost)
+    return (f"seen_boost auto: {boost:g} (validation {metric} {means[0]:.4f} with the learned "
+            f"bonus alone, {means[chosen]:.4f} with it; model.seen_boost: 0 keeps the bonus "
+            "alone)")
+
+
+@torch.no_grad()
+def row_scores_per_boost(scores: Tensor, seen: SeenItems | None, metric, target: Tensor,
+                         k: int) -> Tensor:
+    r"""The ranking metric (a :class:`~rdl.tasks.metrics.RankingMetric`) of
+    each row with a true item under each boost of :data:`BOOSTS`:
+    :math:`(N', |BOOSTS|)`."""
+    columns = [metric.row_scores(topk_items(boosted(scores, seen, b), k), target)
+               for b in BOOSTS]
+    return torch.stack(columns, dim=1)

@@ -1,0 +1,55 @@
+"""The seen items' boost of a recommendation model: each candidate scored as a brute-force
+re-ranking scores it, the boost the validation rows favour chosen, and carried by the
+checkpoint to rdl test and the Predictor."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rdl.tasks.metrics import RankingMetric
+from rdl.train.seen import SeenItems
+from rdl.train.seen_boost import (
+    BOOSTS, check_seen_boost_setting, choose_boost, row_scores_per_boost,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5), st.integers(3, 8), st.integers(0, 2**31 - 1))
+def test_each_boost_scores_rows_as_re_ranking_a_raised_copy_does(rows, items, seed):
+    g = torch.Generator().manual_seed(seed)
+    scores = torch.randn(rows, items, generator=g, dtype=torch.float64)
+    pairs = sorted({(int(s), int(i)) for s, i in zip(torch.randint(rows, (6,), generator=g),
+                                                      torch.randint(items, (6,), generator=g))})
+    seen = SeenItems(torch.tensor([s for s, _ in pairs]), torch.tensor([i for _, i in pairs]),
+                     torch.randint(1, 9, (len(pairs),), generator=g),
+                     torch.zeros(len(pairs)))
+    target = torch.randint(-1, items, (rows, 2), generator=g)
+    metric = RankingMetric("map", k=2)
+    got = row_scores_per_boost(scores, seen, metric, target, 2)
+    for column, boost in enumerate(BOOSTS):
+        raised = scores.clone()
+        for s, i, c in zip(seen.seed.tolist(), seen.item.tolist(), seen.count.tolist()):
+            raised[s, i] += boost * np.log1p(c)
+        order = [sorted(range(items), key=lambda j: -raised[r, j].item())[:2]
+                 for r in range(rows)]
+        expected = metric.row_scores(torch.tensor(order), target)
+        torch.testing.assert_close(got[:, column], expected)
+
+
+def test_the_boost_a_clear_winner_wins_and_a_tie_keeps_the_learned_bonus():
+    rng = np.random.default_rng(0)
+    base = rng.random((200, len(BOOSTS)))
+    better = base.copy()
+    better[:, BOOSTS.index(8.0)] += 0.5  # better on every row
+    assert choose_boost(better) == 8.0
+    assert choose_boost(np.ones((50, len(BOOSTS)))) == 0.0
+    assert choose_boost(np.zeros((0, len(BOOSTS)))) == 0.0
+
+
+@pytest.mark.parametrize("value", [-1, "high", True, None])
+def test_a_seen_boost_is_auto_or_a_number_at_least_zero(value):
+    with pytest.raises(ValueError, match="must be 'auto'"):
+        check_seen_boost_setting(value)
