@@ -146,10 +146,11 @@ def test_idgnn_recommends_items_outside_each_seeds_subgraph(trained):
     assert outside > 0
 
 
-def test_with_repeats_seen_items_stay_and_get_a_learned_bonus(tmp_path):
+@pytest.mark.parametrize("rec_head", ["two_tower", "idgnn"])
+def test_with_repeats_seen_items_stay_and_get_a_learned_bonus(tmp_path, rec_head):
     make_views(repeat=True).save(tmp_path / "db")
     torch.manual_seed(0)
-    module, datamodule, checkpoint = fit(tmp_path / "db", tmp_path, rec_head="two_tower")
+    module, datamodule, checkpoint = fit(tmp_path / "db", tmp_path, rec_head=rec_head)
     assert module.info.repeat_rate > 0.5 and module.exclude_seen is False
     start = torch.tensor([1.0, 1.0, 0.0]) / module.model.head.seen.gain
     assert not torch.allclose(module.model.head.seen.weight, start)  # learned
@@ -166,7 +167,8 @@ def test_with_repeats_seen_items_stay_and_get_a_learned_bonus(tmp_path):
     boosted = str(tmp_path / "boosted.ckpt")
     assert float(rdl.Predictor.from_checkpoint(boosted).module.model.head.seen.boost) == 4.0
     for setting, expected in (("auto", 4.0), (3.0, 3.0)):
-        again = RelationalTask(**module_arguments({"channels": 8, "seen_boost": setting}))
+        again = RelationalTask(**module_arguments({"channels": 8, "rec_head": rec_head,
+                                                   "seen_boost": setting}))
         L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False).test(
             again, datamodule, ckpt_path=boosted, verbose=False)
         assert float(again.model.head.seen.boost) == expected
