@@ -333,6 +333,9 @@ class RelationalTask(L.LightningModule):
 
     def on_fit_start(self) -> None:
         self.blend = None  # a resumed run's blend belongs to other weights
+        if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
+                "seen_boost", "auto") == "auto":
+            self.set_seen_boost(0.0)  # likewise its boost, chosen again when fit ends
         for split in ("train", "val"):
             self._attach_features(split, again=split != "train")
         if self.hparams.compile == "auto":  # now the number of steps is known

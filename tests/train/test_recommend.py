@@ -173,6 +173,22 @@ def test_with_repeats_seen_items_stay_and_get_a_learned_bonus(tmp_path, rec_head
             again, datamodule, ckpt_path=boosted, verbose=False)
         assert float(again.model.head.seen.boost) == expected
 
+    # A fit resumed from it trains without the boost, and chooses one again at its end.
+    class BoostSeen(L.Callback):
+        def __init__(self):
+            self.boosts: list[float] = []
+
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+            self.boosts.append(float(pl_module.model.head.seen.boost))
+
+    seen_boosts = BoostSeen()
+    resumed = RelationalTask(**module_arguments({"channels": 8, "rec_head": rec_head}))
+    L.Trainer(max_epochs=3, logger=False, callbacks=[seen_boosts, TaskCheckpoint(
+        dirpath=str(tmp_path / "resumed"))], enable_progress_bar=False,
+              enable_model_summary=False).fit(resumed, datamodule, ckpt_path=boosted)
+    assert seen_boosts.boosts and set(seen_boosts.boosts) == {0.0}
+    assert float(resumed.model.head.seen.boost) in BOOSTS
+
 
 def test_excluded_positives_warn_when_every_correct_item_was_seen():
     counter = ExcludedPositives()
