@@ -75,6 +75,26 @@ class RelationalCLI(LightningCLI):
         self.run_folder = run_of_checkpoint(Path(self.checkpoint)) if self.checkpoint else None
         self.logs_in_run = config.trainer.get("logger") in (None, True)  # not other loggers
 
+    def _parse_ckpt_path(self) -> None:
+        """LightningCLI puts a checkpoint's model settings over those of the
+        config and the command line (a checkpoint predicts as it was
+        trained); this says which set ones it replaced, instead of dropping
+        them without a word."""
+        subcommand = self.config.get("subcommand")
+        if not subcommand:
+            return super()._parse_ckpt_path()
+        defaults = _flat(self._parser(subcommand).get_defaults().get("model"))
+        given = {key: value for key, value in _flat(self.config[subcommand].get("model")).items()
+                 if key in defaults and value != defaults[key]}
+        super()._parse_ckpt_path()
+        taken = _flat(self.config[subcommand].get("model"))
+        replaced = [f"model.{key} {value!r} (the checkpoint's: {taken[key]!r})"
+                    for key, value in sorted(given.items())
+                    if key in taken and taken[key] != value]
+        if replaced and rank_zero_only.rank == 0:
+            print(f"rdl {subcommand}: the checkpoint's model settings are used, so these given "
+                  f"ones are not: {'; '.join(replaced)}", file=sys.stderr, flush=True)
+
     def before_instantiate_classes(self) -> None:
         if self.subcommand != "fit" and self.run_folder and (self.run_folder / CONFIG).is_file():
             self.save_config_callback = None  # keep the config.yaml of the run's fit
@@ -168,3 +188,15 @@ def main(argv: list[str]) -> int:
         parser_kwargs={"prog": "rdl", "formatter_class": PlainHelpFormatter},
     )
     return 0
+
+
+def _flat(section: Any, prefix: str = "") -> dict[str, Any]:
+    """A (nested) settings section as ``{"net.channels": 32, ...}``."""
+    plain = section.as_dict() if hasattr(section, "as_dict") else section
+    flat: dict[str, Any] = {}
+    for key, value in (plain or {}).items() if isinstance(plain, dict) else ():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat

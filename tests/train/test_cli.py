@@ -69,6 +69,18 @@ def test_test_and_predict_write_results_in_the_users_ids(trained):
     assert len(predictions) == 1500
 
 
+def test_model_settings_a_checkpoint_replaces_are_named(trained):
+    """LightningCLI takes the checkpoint's model settings over the command line's; rdl says so
+    for the ones given, and only for those."""
+    done = rdl("validate", "--config", str(CONFIGS / "flights_to_ord.yaml"), *QUICK,
+               "--ckpt_path", str(checkpoints(trained)["best"]), "--model.lr", "0.5",
+               "--trainer.logger", "false", cwd=trained)  # the run's metrics.csv untouched
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert ("rdl validate: the checkpoint's model settings are used, so these given ones are "
+            "not: model.lr 0.5 (the checkpoint's: 0.003)") in done.stderr
+    assert "net.channels" not in done.stderr  # given as 32, and trained with 32
+
+
 def test_resume_from_last_checkpoint_continues_the_run_in_its_folder(trained):
     done = rdl("fit", "--config", str(CONFIGS / "flights_to_ord.yaml"), *QUICK,
                "--trainer.max_epochs", "4", "--ckpt_path", str(checkpoints(trained)["last"]),
