@@ -28,14 +28,11 @@ import pyarrow as pa
 
 from rdl.db.issues import SchemaError
 from rdl.db.raw import Source, TableInfo, TimeBound, read_frame
-from rdl.db.schema import TableOverride, TimeColumn
+from rdl.db.schema import COUNTED_UNITS, TableOverride, TimeColumn
 from rdl.db.times import pick_time_column
 
 # Rows of an undeclared text time column looked at to recognise it.
 INFER_ROWS = 10_000
-# Nanoseconds in a unit counted from an origin.
-_COUNTED_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1, "days": 86_400 * 10**9,
-               "weeks": 7 * 86_400 * 10**9}
 
 
 @dataclass(frozen=True)
@@ -121,9 +118,8 @@ def time_bound(info: TableInfo, spec: TimeColumn, upto: pd.Timestamp) -> TimeBou
         return TimeBound(spec.column, pa.scalar(value, type=arrow_type))
     if pa.types.is_date(arrow_type) and spec.unit is None:
         return TimeBound(spec.column, pa.scalar(upto.date(), type=arrow_type))
-    if pa.types.is_integer(arrow_type) and spec.unit in _COUNTED_NS:
-        origin = spec.origin if spec.origin is not None else pd.Timestamp(0)
-        bound = (upto - origin).value // _COUNTED_NS[spec.unit]
+    if pa.types.is_integer(arrow_type) and spec.unit in COUNTED_UNITS:
+        bound = (upto - spec.zero) // COUNTED_UNITS[spec.unit]
         return TimeBound(spec.column, pa.scalar(bound, type=pa.int64()))
     if pa.types.is_integer(arrow_type) and spec.unit in ("year", "month", "day"):
         code = {"year": upto.year, "month": upto.year * 100 + upto.month,

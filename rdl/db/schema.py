@@ -49,8 +49,10 @@ from rdl.db.table import STYPES
 
 # Units a declared time column may be stored in, besides real dates/times.
 TIME_UNITS = ("s", "ms", "us", "ns", "days", "weeks", "year", "month", "day")
-# Units counted from an origin (1970-01-01 unless the schema says otherwise).
-COUNTED_UNITS = ("s", "ms", "us", "ns", "days", "weeks")
+# Units counted from an origin (1970-01-01 unless the schema says otherwise), and how long one is.
+COUNTED_UNITS = {"s": pd.Timedelta(seconds=1), "ms": pd.Timedelta(milliseconds=1),
+                 "us": pd.Timedelta(microseconds=1), "ns": pd.Timedelta(nanoseconds=1),
+                 "days": pd.Timedelta(days=1), "weeks": pd.Timedelta(weeks=1)}
 # Units whose values are calendar periods, and where in the period a row sits.
 CALENDAR_UNITS = ("year", "month", "day")
 # Units whose values stand for a period, which ``at: end`` may place a row at the end of.
@@ -99,6 +101,11 @@ class TimeColumn:
     format: str | None = None
     at: str = "start"
     origin: pd.Timestamp | None = None
+
+    @property
+    def zero(self) -> pd.Timestamp:
+        """The instant a counted 0 stands for: :attr:`origin`, or 1970-01-01."""
+        return self.origin if self.origin is not None else pd.Timestamp(0)
 
 
 @dataclass

@@ -9,14 +9,12 @@ import re
 import numpy as np
 import pandas as pd
 
-from rdl.db.schema import CALENDAR_UNITS, TimeColumn
+from rdl.db.schema import CALENDAR_UNITS, COUNTED_UNITS, TimeColumn
 
 _ISO = r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?"
 _SLASHED = r"\d{1,2}/\d{1,2}/\d{4}( \d{1,2}:\d{2}(:\d{2})?)?"
 _DATE_PATTERN = re.compile(rf"^\s*(?:{_ISO}|{_SLASHED})\s*$")
 _EPOCH_UNITS = ("s", "ms", "us", "ns")
-# Whole periods counted from an origin, and how long each is.
-_PERIOD_COUNTS = {"days": pd.Timedelta(days=1), "weeks": pd.Timedelta(weeks=1)}
 # From a period's first instant to the next period's.
 _NEXT_PERIOD = {"year": pd.offsets.YearBegin(1), "month": pd.offsets.MonthBegin(1),
                 "day": pd.Timedelta(days=1)}
@@ -67,13 +65,10 @@ def parse_times(series: pd.Series, spec: TimeColumn | None = None) -> tuple[pd.S
     present = series.notna()
     if unit in _EPOCH_UNITS:
         numbers = pd.to_numeric(series, errors="coerce")
-        parsed = pd.to_datetime(numbers, unit=unit, errors="coerce",
-                                origin=spec.origin if spec.origin is not None else "unix")
-    elif unit in _PERIOD_COUNTS:
-        step = _PERIOD_COUNTS[unit]
-        numbers = pd.to_numeric(series, errors="coerce")
-        origin = spec.origin if spec.origin is not None else pd.Timestamp(0)
-        parsed = origin + pd.to_timedelta(numbers * (step // pd.Timedelta(days=1)), unit="D")
+        parsed = pd.to_datetime(numbers, unit=unit, errors="coerce", origin=spec.zero)
+    elif unit in COUNTED_UNITS:  # whole days or weeks
+        step = COUNTED_UNITS[unit]
+        parsed = spec.zero + pd.to_numeric(series, errors="coerce") * step
         if spec.at == "end":
             parsed = parsed + step - pd.Timedelta(seconds=1)
     elif unit in CALENDAR_UNITS:
