@@ -55,10 +55,12 @@ class SeenBonus(torch.nn.Module):
         self.register_buffer("boost", torch.zeros(()), persistent=False)
 
     def forward(self, scores: Tensor, seed: Tensor, item: Tensor, count: Tensor,
-                age: Tensor) -> Tensor:
+                age: Tensor, boost: float | None = None) -> Tensor:
+        """``boost`` stands in for :attr:`boost` (a candidate being weighed)."""
         features = torch.stack([torch.ones_like(age), count.to(age.dtype).log1p(),
                                 age.clamp(min=0).log1p()], dim=-1)
-        bonus = features @ (self.weight * self.gain) + self.boost * features[:, 1]
+        boost = self.boost if boost is None else boost
+        bonus = features @ (self.weight * self.gain) + boost * features[:, 1]
         return scores.index_put((seed, item), bonus, accumulate=True)
 
 

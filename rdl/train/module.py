@@ -36,7 +36,7 @@ from rdl.train.checkpoint import CheckpointError, add_checksum, checked_weights
 from rdl.train.compile_choice import CompileSetting, check_compile_setting, choose_compile
 from rdl.train.data import LabeledBatch, RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo, task_arguments
-from rdl.train.recommend import ExcludedPositives, item_scores, loss_and_topk
+from rdl.train.recommend import ExcludedPositives, loss_and_topk
 from rdl.train.seen_boost import (
     BOOSTS, SEEN_BOOST_KEY, check_seen_boost_setting, choose_boost, row_scores_per_boost,
 )
@@ -405,9 +405,9 @@ class RelationalTask(L.LightningModule):
         rows = []
         for batch in datamodule.loader(datamodule.split_seeds("val")):
             batch = self.transfer_batch_to_device(batch, self.device, 0)
-            scores = item_scores(self.model, self(batch), batch.seen, exclude=False)
-            rows.append(row_scores_per_boost(scores, batch.seen, metric,
-                                             self._metric_target(batch), metric.k).cpu())
+            rows.append(row_scores_per_boost(self(batch), batch.seen, self.model.head.seen,
+                                             metric, self._metric_target(batch),
+                                             metric.k).cpu())
         self.train(was_training)
         per_row = torch.cat(rows).numpy() if rows else np.zeros((0, len(BOOSTS)))
         boost = choose_boost(per_row, seed=datamodule.seed)

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from rdl.nn.heads import SeenBonus
 from rdl.nn.ranking import topk_items
 from rdl.train.seen import SeenItems
 
@@ -38,15 +39,6 @@ def check_seen_boost_setting(value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise ValueError(f"seen_boost={value!r} must be 'auto' (chosen on the validation "
                          "split) or a number >= 0 (0: the learned bonus alone)")
-
-
-def boosted(scores: Tensor, seen: SeenItems, boost: float) -> Tensor:
-    r"""``scores`` :math:`(B, I)` with each seen pair raised by
-    ``boost * log(1 + count)``."""
-    if boost == 0 or seen is None:
-        return scores
-    return scores.index_put((seen.seed, seen.item),
-                            boost * seen.count.to(scores.dtype).log1p(), accumulate=True)
 
 
 def choose_boost(per_row: np.ndarray, seed: int = 0,
@@ -75,11 +67,15 @@ def describe(boost: float, per_row: np.ndarray, metric: str) -> str:
 
 
 @torch.no_grad()
-def row_scores_per_boost(scores: Tensor, seen: SeenItems | None, metric, target: Tensor,
-                         k: int) -> Tensor:
+def row_scores_per_boost(out: Tensor, seen: SeenItems | None, bonus: SeenBonus, metric,
+                         target: Tensor, k: int) -> Tensor:
     r"""The ranking metric (a :class:`~rdl.tasks.metrics.RankingMetric`) of
-    each row with a true item under each boost of :data:`BOOSTS`:
-    :math:`(N', |BOOSTS|)`."""
-    columns = [metric.row_scores(topk_items(boosted(scores, seen, b), k), target)
+    each row with a true item, the head's output ``out`` ranked with the seen
+    items' ``bonus`` under each boost of :data:`BOOSTS` (a batch without seen
+    items ranks alike under all): :math:`(N', |BOOSTS|)`."""
+    if seen is None:
+        return metric.row_scores(topk_items(out, k), target).unsqueeze(1).expand(-1, len(BOOSTS))
+    columns = [metric.row_scores(topk_items(bonus(out, seen.seed, seen.item, seen.count,
+                                                  seen.age, boost=b), k), target)
                for b in BOOSTS]
     return torch.stack(columns, dim=1)

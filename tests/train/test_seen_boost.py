@@ -1,6 +1,6 @@
 """The seen items' boost of a recommendation model: each candidate scored as a brute-force
-re-ranking scores it, the boost the validation rows favour chosen, and carried by the
-checkpoint to rdl test and the Predictor."""
+re-ranking (with the head's learned bonus) scores it, the boost the validation rows favour
+chosen, and carried by the checkpoint to rdl test and the Predictor."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rdl.nn import SeenBonus
 from rdl.tasks.metrics import RankingMetric
 from rdl.train.seen import SeenItems
 from rdl.train.seen_boost import (
@@ -25,18 +26,24 @@ def test_each_boost_scores_rows_as_re_ranking_a_raised_copy_does(rows, items, se
                                                       torch.randint(items, (6,), generator=g))})
     seen = SeenItems(torch.tensor([s for s, _ in pairs]), torch.tensor([i for _, i in pairs]),
                      torch.randint(1, 9, (len(pairs),), generator=g),
-                     torch.zeros(len(pairs)))
+                     torch.randint(0, 30, (len(pairs),), generator=g).double())
     target = torch.randint(-1, items, (rows, 2), generator=g)
     metric = RankingMetric("map", k=2)
-    got = row_scores_per_boost(scores, seen, metric, target, 2)
+    bonus = SeenBonus().double()
+    with torch.no_grad():
+        bonus.weight.copy_(torch.tensor([0.3, 0.1, -0.02]) / bonus.gain)
+    got = row_scores_per_boost(scores, seen, bonus, metric, target, 2)
     for column, boost in enumerate(BOOSTS):
         raised = scores.clone()
-        for s, i, c in zip(seen.seed.tolist(), seen.item.tolist(), seen.count.tolist()):
-            raised[s, i] += boost * np.log1p(c)
+        for s, i, c, a in zip(seen.seed.tolist(), seen.item.tolist(), seen.count.tolist(),
+                              seen.age.tolist()):
+            raised[s, i] += 0.3 + (0.1 + boost) * np.log1p(c) - 0.02 * np.log1p(a)
         order = [sorted(range(items), key=lambda j: -raised[r, j].item())[:2]
                  for r in range(rows)]
         expected = metric.row_scores(torch.tensor(order), target)
         torch.testing.assert_close(got[:, column], expected)
+    alike = row_scores_per_boost(scores, None, bonus, metric, target, 2)
+    assert (alike == alike[:, :1]).all()
 
 
 def test_the_boost_a_clear_winner_wins_and_a_tie_keeps_the_learned_bonus():
