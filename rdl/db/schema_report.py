@@ -62,8 +62,9 @@ def suggested_schema(db: Database) -> Suggestion:
     """What names and values suggest the schema leaves out, and why (a line
     for each kind): keys where no foreign key links the tables, or else only
     the foreign keys left out (with the guessed primary keys they point to);
-    time columns where no table has one (:mod:`rdl.db.schema_guess`). The
-    guess is empty where there is nothing to suggest."""
+    time columns for tables without one (only those that link to another
+    where some table has one; :mod:`rdl.db.schema_guess`). The guess is empty
+    where there is nothing to suggest."""
     notes = []
     guess = guess_keys(db) if len(list(db)) >= 2 else SchemaGuess()
     weak = (" (commented out where only part of them are, or where the name is unlike the "
