@@ -20,7 +20,7 @@ Times. A table without a time column has every row seen at every prediction
 time, so a row of 2015 informs a prediction for 2010. A whole-number column named
 for a year, month or date (``yearID``, ``season``, ``month``, ``date``) whose
 values all read as one (1800-2100, YYYYMM, YYYYMMDD) is offered as its time
-column, placed at the period's end: a row is seen once its period is over,
+column (if at least half of the rows have it; the YAML says how many lack it), placed at the period's end: a row is seen once its period is over,
 which never leaks a season's statistics into a prediction made during it. A
 whole-number column named for a time (``timestamp``, ``created_at``, ``ts``)
 whose values all read as 1973-2100 in seconds (or ms, us, ns) since 1970 is
@@ -64,12 +64,15 @@ class SchemaGuess:
             epoch unit), for tables without a time column.
         weak_links: Like ``foreign_keys``, for links with only part of
             their values found (at least :data:`MIN_SHOWN`).
+        time_gaps: Table -> rows without a value in its guessed time column
+            (rows the time column would drop), where there are any.
     """
 
     primary_keys: dict[str, Key] = field(default_factory=dict)
     foreign_keys: dict[str, dict[Key, tuple[str, float, int]]] = field(default_factory=dict)
     time_columns: dict[str, tuple[str, str]] = field(default_factory=dict)
     weak_links: dict[str, dict[Key, tuple[str, float, int]]] = field(default_factory=dict)
+    time_gaps: dict[str, int] = field(default_factory=dict)
 
     def links_only(self) -> SchemaGuess:
         """The guessed foreign keys, with only the guessed primary keys they
@@ -78,7 +81,7 @@ class SchemaGuess:
                    for links in found.values() for parent, _, _ in links.values()}
         return SchemaGuess({table: key for table, key in self.primary_keys.items()
                             if table in parents}, self.foreign_keys, self.time_columns,
-                           self.weak_links)
+                           self.weak_links, self.time_gaps)
 
     def add_link(self, table: str, column: Key, link: tuple[str, float, int] | None) -> None:
         """Keeps ``link`` (parent, share found, values) as a foreign key, as a
@@ -139,7 +142,11 @@ class SchemaGuess:
             if table in self.time_columns:
                 spec = ", ".join(f"{k}: {v}" for k, v in _time_spec(*self.time_columns[table])
                                  .items())
-                lines.append(f"    time_column: {{{spec}}}")
+                gaps = self.time_gaps.get(table, 0)
+                lines.append(f"    time_column: {{{spec}}}" + (
+                    f"   # {self.time_columns[table][0]} missing in {gaps:,} "
+                    + ("row: rdl drops it" if gaps == 1 else "rows: rdl drops them")
+                    + " (counted)" if gaps else ""))
             links = {**self.weak_links.get(table, {}), **self.foreign_keys.get(table, {})}
             if links:
                 lines.append("    foreign_keys:")
@@ -297,8 +304,8 @@ def _time_unit(name: str, values: pd.Series) -> str | None:
     unit = _calendar_unit(name, values)
     if unit is not None or not _EPOCH_NAMES.search(name):
         return unit
-    if (not pd.api.types.is_integer_dtype(values) or NOT_CREATION.search(name)
-            or values.empty or values.isna().any()):
+    values = _whole_numbers(values)
+    if values is None or NOT_CREATION.search(name):
         return None
     low, high = int(values.min()), int(values.max())
     for unit, (first, last) in _EPOCH_RANGES.items():
@@ -308,12 +315,12 @@ def _time_unit(name: str, values: pd.Series) -> str | None:
 
 
 def _calendar_unit(name: str, values: pd.Series) -> str | None:
-    """``year``, ``month`` or ``day`` if every value is there and reads as one
-    and the name says so (and names no other moment: a birth or death year is
+    """``year``, ``month`` or ``day`` if every value present (in at least half
+    of the rows) reads as one and the name says so (and names no other moment: a birth or death year is
     no row's time)."""
     lowered = name.lower()
-    if (not pd.api.types.is_integer_dtype(values) or NOT_CREATION.search(name)
-            or values.empty or values.isna().any()):
+    values = _whole_numbers(values)
+    if values is None or NOT_CREATION.search(name):
         return None
     low, high = int(values.min()), int(values.max())
     for unit, words in _CALENDAR_NAMES.items():
@@ -329,6 +336,23 @@ def _calendar_unit(name: str, values: pd.Series) -> str | None:
             if days.notna().all():
                 return unit
     return None
+
+
+def _whole_numbers(values: pd.Series) -> pd.Series | None:
+    """The present values of a column of whole numbers (integers, or floats as
+    a CSV reader makes of integers with gaps) that at least half of the rows
+    have, as int64; None for any other column. A time column drops the rows
+    it lacks (counted), so a few gaps (an archive's one empty row) are no
+    reason to leave a table static, while a mostly missing column is no
+    row's time."""
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return None
+    present = values.dropna()
+    if present.empty or 2 * len(present) < len(values):
+        return None
+    if not pd.api.types.is_integer_dtype(present) and not (present % 1 == 0).all():
+        return None
+    return present.astype("int64")
 
 
 def _parent_of(table: str, other: str, db: Database) -> bool:

@@ -81,6 +81,8 @@ def suggested_schema(db: Database) -> Suggestion:
         guess = SchemaGuess()
     linking = {table.name for table in db if table.foreign_keys} | set(guess.foreign_keys)
     guess.time_columns = guess_time_columns(db, linking)
+    guess.time_gaps = {name: gaps for name, (column, _) in guess.time_columns.items()
+                       if (gaps := int(db[name].df[column].isna().sum()))}
     if guess.time_columns:
         static = ("no table has a time column, so every row is seen" if not any(
             table.time_column for table in db) else "tables that link to others have no time "

@@ -200,8 +200,32 @@ def test_a_whole_number_column_is_a_time_column_when_name_and_every_value_say_so
     table = _keyless("seasons", pd.DataFrame({name: values, "x": [1.0, 2.0]}))
     expected = {} if unit is None else {"seasons": (name, unit)}
     assert guess_time_columns(Database({"seasons": table})) == expected
-    missing = _keyless("seasons", pd.DataFrame({name: pd.array([values[0], None], "Int64")}))
-    assert guess_time_columns(Database({"seasons": missing})) == {}
+    gappy = _keyless("seasons", pd.DataFrame({name: pd.array([*values, None], "Int64")}))
+    assert guess_time_columns(Database({"seasons": gappy})) == expected  # one row in three
+    mostly_missing = pd.DataFrame({name: pd.array([values[0], None, None], "Int64")})
+    assert guess_time_columns(Database({"seasons": _keyless("seasons", mostly_missing)})) == {}
+
+
+def test_a_year_column_with_an_empty_row_in_a_csv_file_is_offered_and_its_gap_named(tmp_path):
+    """An archive's All-Star table has one row without a year; the table is offered its
+    year and the YAML says what that drops. (pandas makes floats of integers with a gap, as
+    parquet files written from it have them: those are offered too.)"""
+    pd.DataFrame({"playerID": ["a", "b", "c"], "yearID": [1933, 1934, 1935]}).to_csv(
+        tmp_path / "People.csv", index=False)
+    (tmp_path / "AllstarFull.csv").write_text(
+        "playerID,yearID,GP\na,1933,1\nb,,0\nc,1935,1\na,1935,1\n")
+    db = connect(str(tmp_path))
+    assert db["AllstarFull"].df["yearID"].isna().sum() == 1
+    guess, _ = suggested_schema(db)
+    assert guess.time_columns["AllstarFull"] == ("yearID", "year")
+    assert guess.time_gaps == {"AllstarFull": 1}
+    assert ("time_column: {column: yearID, unit: year, at: end}   # yearID missing in 1 row: "
+            "rdl drops it (counted)") in guess.to_yaml()
+    def guessed(years: list[float]) -> dict:
+        frame = pd.DataFrame({"yearID": pd.Series(years, dtype="float64")})
+        return guess_time_columns(Database({"t": _keyless("t", frame)}))
+    assert guessed([1933.0, float("nan"), 1935.0]) == {"t": ("yearID", "year")}
+    assert guessed([1933.5, 1934.0, 1935.0]) == {}  # not whole numbers
 
 
 def test_beside_dated_tables_only_a_table_that_links_to_another_is_offered_a_time_column():
