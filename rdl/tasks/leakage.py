@@ -22,7 +22,9 @@ passes):
   entity table's rows are compared with their own time. A
   ``last_purchase_at`` column of a customers table is the churn label in
   disguise; an honest timestamp (a birth date, a signup date) is never
-  later than the time it is seen at.
+  later than the time it is seen at. A numerical column named for a year
+  whose values are whole years (1800-2100) counts as the first day of that
+  year: an archive's ``deathYear`` is a date in disguise.
 """
 from __future__ import annotations
 
@@ -108,15 +110,18 @@ def find_leaks(db: Database, task: Task, exclude: dict[str, list[str]] | None = 
         times = _times(task.timestamps(db, "train").to_series())
     for table in _joined(db, entity.name):
         for column, stype in table.stypes.items():
-            if (stype != "timestamp" or column == table.time_column
-                    or column in hidden.get(table.name, ())):
+            if column == table.time_column or column in hidden.get(table.name, ()):
+                continue
+            values = _time_values(table.df[column], column, stype)
+            if values is None:
                 continue
             if frame is not None and table.name == entity.name:
                 seen = "its row's own time"
-                share = _later_than_own(_times(frame[column]), times)
+                own = _time_values(frame[column], column, stype)
+                share = None if own is None else _later_than_own(own, times)
             else:
                 seen = "the prediction time"
-                share = _later_share(table, column, times, max_rows, rng)
+                share = _later_share(table, values, times, max_rows, rng)
             if share is not None and share >= min_share:
                 leaks.append(Leak(table.name, column, FUTURE_TIME, share,
                                   f"{share:.1%} of its values seen in training lie after {seen}"))
@@ -209,11 +214,11 @@ def _null_patterns(table: str, frame: pd.DataFrame, labels: np.ndarray, columns:
     return leaks
 
 
-def _later_share(table: Table, column: str, times: np.ndarray, max_rows: int,
+def _later_share(table: Table, values: np.ndarray, times: np.ndarray, max_rows: int,
                  rng: np.random.Generator) -> float | None:
-    """Share of pairs (t in :obj:`times`, row visible at t with the value
-    set) whose value is later than t; ``None`` when there is no pair."""
-    values = _times(table.df[column])
+    """Share of pairs (t in :obj:`times`, row visible at t with its value in
+    :obj:`values` set) whose value is later than t; ``None`` when there is
+    no pair."""
     rows = _times(table.df[table.time_column]) if table.time_column else None
     keep = np.flatnonzero(~np.isnat(values) if rows is None
                           else ~(np.isnat(values) | np.isnat(rows)))
@@ -256,6 +261,22 @@ def _sample(df: pd.DataFrame, max_rows: int, rng: np.random.Generator) -> pd.Dat
     if len(df) <= max_rows:
         return df
     return df.iloc[np.unique(rng.integers(0, len(df), max_rows))]
+
+
+def _time_values(series: pd.Series, column: str, stype: str) -> np.ndarray | None:
+    """A timestamp column's values, or a year column's as the first day of
+    each year (see the module's docstring), as :func:`_times` gives them;
+    ``None`` for any other column."""
+    if stype == "timestamp":
+        return _times(series)
+    if stype != "numerical" or "year" not in column.lower():
+        return None
+    years = pd.to_numeric(series, errors="coerce").dropna()
+    if years.empty or not ((years % 1 == 0) & years.between(1800, 2100)).all():
+        return None
+    first_days = pd.to_datetime(pd.to_numeric(series, errors="coerce").astype("Int64")
+                                .astype("string"), format="%Y", errors="coerce")
+    return first_days.to_numpy(dtype="datetime64[ns]")
 
 
 def _times(series: pd.Series) -> np.ndarray:

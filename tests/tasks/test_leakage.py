@@ -77,6 +77,34 @@ def test_entity_timestamp_later_than_row_is_flagged(static):
     assert last.score > 0.5 and "after the prediction time" in last.reason
 
 
+@pytest.mark.parametrize("static", [False, True])
+def test_a_year_number_later_than_the_prediction_time_is_flagged_as_a_date_would_be(static):
+    """An archive's players carry birthYear and deathYear as whole numbers: a death year
+    that has not begun at the prediction time is the future in disguise (a pitcher who dies
+    next year pitches no more), a birth year never is. Share counted pair by pair."""
+    people = pd.DataFrame({"pid": range(4), "debut": pd.to_datetime(["1989-04-01"] * 4),
+                           "birthYear": [1960, 1965, 1970, 1975],
+                           "deathYear": pd.array([1993, None, 2010, 1950], "Int64"),
+                           "weight": [1990.0, 2001, 1995, 1999]})  # a year's numbers, no year
+    seasons = [(pid, year) for pid in range(4) for year in range(1989, 2000)]
+    pitching = pd.DataFrame({"rid": range(len(seasons)), "pid": [p for p, _ in seasons],
+                             "yearID": [pd.Timestamp(f"{y}-12-31") for _, y in seasons]})
+    db = Database({
+        "people": Table("people", people, "pid", {}, None if static else "debut", {
+            "birthYear": "numerical", "deathYear": "numerical", "weight": "numerical"}),
+        "pitching": Table("pitching", pitching, "rid", {"pid": "people"}, "yearID", {}),
+    })
+    t = Task(query="PREDICT COUNT(pitching.*, 0, 365, days) = 0 FOR EACH people.pid",
+             val_timestamp="1997-01-01", test_timestamp="1998-01-01")
+    leaks = find_leaks(db, t)
+    assert flagged(leaks) == {("people", "deathYear", FUTURE_TIME)}
+    times = t.timestamps(db, "train")
+    pairs = [(at, year) for at in times for year in people["deathYear"].dropna()]
+    share = sum(pd.Timestamp(f"{year}-01-01") > at for at, year in pairs) / len(pairs)
+    assert leaks[0].score == pytest.approx(share)
+    assert "after the prediction time" in leaks[0].reason
+
+
 def test_excluded_and_hidden_columns_are_not_reported():
     db = leaky_shop()
     exclude = {"orders": ["rating", "refunded_at"], "customers": ["last_order_at"]}
