@@ -15,6 +15,7 @@ Reads the same YAML config as ``rdl fit`` (``task:`` and ``data:``; the
       num_threads: 0              # 0: all cores
       exclude_seen: auto          # recommendation: leave out items the entity already had
                                   # (auto: when < 5% of training positives were seen before)
+      leakage_guard: warn         # default: data.leakage_guard, as rdl fit reads it
 
 The ``data:`` and ``task:`` sections are read by
 :class:`~rdl.tasks.run_data.RunData`, as ``rdl fit`` and ``rdl labels`` read
@@ -39,6 +40,7 @@ from rdl.tasks import SPLITS, Task, task_types as types
 from rdl.tasks.errors import TaskError
 from rdl.tasks.run_data import RunData, config_section, load_config
 from rdl.tasks.history import describe_exclude_seen, repeat_rate, resolve_exclude_seen
+from rdl.tasks.leakage import GUARD_MODES, guard
 
 DATA_KEYS = ("source", "schema", "sql_schema", "exclude_columns")  # overrides of data:
 IMPORTANCE_TOP = 20
@@ -57,12 +59,17 @@ class BaselineOptions(model.BoosterSettings):
         exclude_seen: Recommendation: never rank an item the entity already
             had (``true``), rank its own past items first (``false``), or
             decide by the training split's repeat rate (``auto``).
+        leakage_guard: ``warn``, ``exclude`` or ``off`` (see
+            :mod:`rdl.tasks.leakage`); by default the config's
+            ``data.leakage_guard``, so that the baseline leaves out what
+            ``rdl fit`` leaves out.
     """
 
     windows: tuple[float, ...] | None = None
     hops: int = 2
     max_seeds: int | None = None
     exclude_seen: bool | str = "auto"
+    leakage_guard: str = "warn"
 
 
 @dataclass
@@ -156,7 +163,8 @@ def run_baseline(config: dict | str | Path, **overrides) -> BaselineResult:
     timings["labels"] = time.perf_counter() - clock
     if task.task_type == types.RECOMMENDATION:
         return _run_recommendation(db, task, tables, options, timings)
-    return _run_lightgbm(db, task, tables, options, run.exclude_columns, timings)
+    exclude = guard(db, task, options.leakage_guard, run.exclude_columns)
+    return _run_lightgbm(db, task, tables, options, exclude, timings)
 
 
 def read_config(config: dict | str | Path, overrides: dict | None = None,
@@ -172,6 +180,8 @@ def read_config(config: dict | str | Path, overrides: dict | None = None,
         raise BaselineError(str(exc).removeprefix("the config: ")) from None
     settings.setdefault("max_seeds", run.max_seeds)
     settings.setdefault("seed", run.seed)
+    settings.setdefault("leakage_guard", config_section(config, "data", "the config").get(
+        "leakage_guard", "warn"))
     data = {}
     for key, value in (overrides or {}).items():
         if value is None:
@@ -205,6 +215,9 @@ def _options(settings: dict) -> BaselineOptions:
         raise BaselineError(f"baseline option {exc}") from None
     if options.max_seeds is not None:
         _check_int("max_seeds", options.max_seeds, minimum=1)
+    if options.leakage_guard not in GUARD_MODES:
+        raise BaselineError(f"leakage_guard={options.leakage_guard!r} is not one of "
+                            f"{list(GUARD_MODES)}")
     for name in ("learning_rate", "feature_fraction"):
         value = getattr(options, name)
         if not isinstance(value, (int, float)) or not 0 < value <= 1:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from rdl.baseline import BaselineResult, run_baseline
+from rdl.baseline.features import BaselineError
 from rdl.cli import main
 from rdl.testing.shops import BASE, DAY, make_feature_shop
 
@@ -56,6 +57,30 @@ def test_flights_to_ord_end_to_end(tmp_path, capsys):
     assert len(written) == 1500 and written["prediction"].between(0, 1).all()
     printed = capsys.readouterr().out
     assert "auroc" in printed and "trivial" in printed
+
+
+@pytest.mark.parametrize("mode", [None, "warn", "exclude", "off"])
+def test_the_leakage_guard_of_the_data_section_holds_for_the_baseline(tmp_path, mode):
+    """`rdl fit` leaves out what `data.leakage_guard: exclude` flags: the baseline read the
+    same config and used the column anyway (a customer's last order date, churn in disguise)."""
+    from rdl.testing.shops import TEST, VAL, leaky_shop
+
+    leaky_shop().save(tmp_path / "shop")
+    data = {"source": str(tmp_path / "shop")} | ({} if mode is None else {"leakage_guard": mode})
+    config = {"task": {"query": "PREDICT COUNT(orders.*, 0, 30, days) = 0 "
+                                "FOR EACH customers.customer_id",
+                       "val_timestamp": VAL, "test_timestamp": TEST},
+              "data": data}
+    if mode == "off":
+        result = run_baseline(config, num_threads=1, num_boost_round=5)
+    else:
+        with pytest.warns(UserWarning, match=r"(?s)Leakage guard: .*customers\.last_order_at"):
+            result = run_baseline(config, num_threads=1, num_boost_round=5)
+    read = [name for name in result.feature_names if "last_order_at" in name]
+    assert bool(read) == (mode != "exclude")
+    assert any("birthday" in name for name in result.feature_names)  # honest: kept
+    with pytest.raises(BaselineError, match="leakage_guard='strict' is not one of"):
+        run_baseline({**config, "data": {**data, "leakage_guard": "strict"}})
 
 
 def test_regression_beats_the_train_mean():
