@@ -9,6 +9,7 @@ Every run uses the config as written (no per-task tuning), plus the seed
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -124,7 +125,7 @@ def fit_gnn(config: Path, threads: int) -> dict:
     fit_seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"rdl fit failed:\n{done.stderr[-2000:]}")
-    fitted = _newest_run(folder)
+    fitted = _run_folder(done.stdout, folder)
     metrics = pd.read_csv(fitted / "metrics.csv")
     val_cols = [c for c in metrics.columns if c.startswith("val_") and c != "val_loss"]
     per_epoch = metrics.dropna(subset=val_cols[:1]).groupby("epoch")[val_cols].last()
@@ -137,7 +138,7 @@ def fit_gnn(config: Path, threads: int) -> dict:
                           env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"rdl test failed:\n{done.stderr[-2000:]}")
-    test = pd.read_csv(_newest_run(folder) / "metrics.csv").filter(like="test_")
+    test = pd.read_csv(fitted / "metrics.csv").filter(like="test_")  # test writes there
     return {
         "val_per_epoch": {c: per_epoch[c].tolist() for c in val_cols},
         "val": _unprefixed(per_epoch.loc[best_epoch].to_dict(), "val_"),
@@ -147,8 +148,13 @@ def fit_gnn(config: Path, threads: int) -> dict:
     }
 
 
-def _newest_run(folder: Path) -> Path:
-    return max((folder / "runs").glob("version_*"), key=lambda p: int(p.name.split("_")[1]))
+def _run_folder(stdout: str, folder: Path) -> Path:
+    """The run folder ``rdl fit`` printed: not the newest one in ``folder``, which
+    another benchmark fitting the same config at the same time may have made."""
+    match = re.search(r"^Run folder:\s+(.+)$", stdout, re.MULTILINE)
+    if match is None:
+        raise RuntimeError(f"rdl fit printed no run folder:\n{stdout[-2000:]}")
+    return folder / match.group(1).strip()
 
 
 def _unprefixed(metrics: dict, prefix: str) -> dict:

@@ -227,7 +227,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--relbench-python", default=os.environ.get("RDL_RELBENCH_PYTHON"),
                         help="a Python with relbench installed, for the graph-building reference")
-    parser.add_argument("--data-dir", default=str(Path.home() / ".cache/rdl/benchmark"))
+    parser.add_argument("--data-dir", default=str(Path.home() / ".cache/rdl/benchmark"),
+                        help="generated data and run folders; benchmarks running side by side "
+                             "need one each (a run clears its task's folder when it starts)")
     parser.add_argument("--json", default=str(ROOT / "benchmarks/results.json"),
                         help="where the measurements go (default: benchmarks/results.json)")
     parser.add_argument("--report", default=str(ROOT / "benchmarks/REPORT.md"),
