@@ -2,6 +2,7 @@
 become edges in both directions, columns become TensorFrame features."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -90,8 +91,29 @@ def build_graph(
             pair = _link(table.df[column], data.key_index[parent_nt])
             data[child_nt, forward_relation(column), parent_nt].edge_index = pair[1:]
             data[parent_nt, reverse_relation(column), child_nt].edge_index = pair[:2]
-    data.validate()
+    _warn_unlinked(db)
+    with warnings.catch_warnings():  # said above in rdl's words, with what to do
+        warnings.filterwarnings("ignore", message="The node types .* are isolated")
+        data.validate()
     return data
+
+
+def _warn_unlinked(db: Database) -> None:
+    """Names the tables of a database of several that no foreign key links to
+    any other: their rows are seen only as a task's own seeds, never as a
+    neighbour (an archive's post-season series keyed by team and year
+    columns named unlike the key, say)."""
+    linked = {name for table in db for name in (table.name, *table.foreign_keys.values())
+              if table.foreign_keys}
+    alone = [table.name for table in db if table.name not in linked]
+    if len(alone) == len(db.tables) or not alone:
+        return
+    names = ", ".join(repr(name) for name in alone)
+    warnings.warn(
+        f"no foreign key links table(s) {names} to the others: a model sees their rows only "
+        "as a task's own seeds, never beside other rows. Declare their foreign keys in a "
+        "schema file (rdl inspect SOURCE --suggest-schema FILE.yaml guesses keys) or leave "
+        f"them out with drop_tables: [{', '.join(alone)}]", stacklevel=3)
 
 
 def _node_types(db: Database) -> dict[str, str]:

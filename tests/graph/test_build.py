@@ -13,6 +13,7 @@ import torch_frame
 from torch_frame.data.stats import StatType, compute_col_stats
 
 import rdl
+from rdl.db import Database, Table
 from rdl.graph import HashTextEmbedder, build_graph
 from rdl.graph.materialize import column_stats, feature_frame
 
@@ -91,6 +92,31 @@ def test_names_are_safe_module_dict_keys(tmp_path):
     assert data.table_of["t_2024_events"] == "2024.events"
     torch.nn.ModuleDict({"__".join(et): torch.nn.Identity() for et in data.edge_types})
     assert "tf" not in data["user_table"]  # no features: the model embeds these nodes
+
+
+def test_a_table_no_key_links_is_named_in_rdls_words_not_pygs():
+    """PyG warned 'The node types {'SeriesPost'} are isolated' from inside the library; rdl
+    names the table and what to do, and only where other tables are linked."""
+    users = Table("users", pd.DataFrame({"uid": [1, 2]}), "uid")
+    orders = Table("orders", pd.DataFrame({"oid": [1], "uid": [2]}), "oid", {"uid": "users"})
+    series = Table("Series Post", pd.DataFrame({"sid": [1, 2], "winner": ["BOS", "NYA"]}), "sid")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        graph = build_graph(Database({"users": users, "orders": orders, "Series Post": series}))
+    messages = [str(w.message) for w in caught]
+    assert not any("isolated" in m for m in messages)
+    assert [m for m in messages if "no foreign key links" in m] == [
+        "no foreign key links table(s) 'Series Post' to the others: a model sees their rows "
+        "only as a task's own seeds, never beside other rows. Declare their foreign keys in a "
+        "schema file (rdl inspect SOURCE --suggest-schema FILE.yaml guesses keys) or leave them "
+        "out with drop_tables: [Series Post]"]
+    assert graph["Series_Post"].num_nodes == 2
+    for alone in ({"users": users}, {"users": users, "Series Post": series}):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            build_graph(Database(alone))  # nothing linked anywhere: nothing to single out
+        assert not any("links" in str(w.message) or "isolated" in str(w.message)
+                       for w in caught)
 
 
 def test_text_tags_and_vectors_materialise(tmp_path):
