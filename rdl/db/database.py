@@ -65,6 +65,15 @@ class Database:
         times = [t.max_time for t in self if t.max_time is not None]
         return max(times) if times else None
 
+    @property
+    def unlinked(self) -> list[str]:
+        """Tables that no foreign key links to another one, where some tables
+        are linked: their rows are seen only as a task's own seeds, never as a
+        sampled neighbour. Empty when nothing is linked at all."""
+        linked = {name for table in self if table.foreign_keys
+                  for name in (table.name, *table.foreign_keys.values())}
+        return [table.name for table in self if linked and table.name not in linked]
+
     def upto(self, timestamp: pd.Timestamp | str) -> Database:
         """Returns a database holding only rows with time ``<= timestamp``.
 

@@ -104,6 +104,14 @@ def schema_hints(db: Database, suggestion: Suggestion | None = None) -> list[str
                                  any(t.foreign_keys for t in tables)):
         hints.append(f"{_ALONE}; declare the keys in a schema file (--schema FILE.yaml, or "
                      "data.schema in a config; README: The schema file)")
+    guessed = {name for table, links in (*guess.foreign_keys.items(), *guess.weak_links.items())
+               for name in (table, *(parent for parent, _, _ in links.values()))}
+    alone = [name for name in db.unlinked if name not in guessed]
+    if alone:
+        hints.append(f"no foreign key links {', '.join(alone)} to another table, so a "
+                     "model sees those rows only as a task's own seeds, never beside other "
+                     "rows: declare their keys in a schema file, or leave them out with "
+                     "drop_tables")
     if notes:
         hints.append("; ".join(notes) + ". Check them, save them as a YAML file (rdl inspect "
                      "--suggest-schema FILE.yaml writes it) and pass it with --schema FILE.yaml "

@@ -99,14 +99,10 @@ def build_graph(
 
 
 def _warn_unlinked(db: Database) -> None:
-    """Names the tables of a database of several that no foreign key links to
-    any other: their rows are seen only as a task's own seeds, never as a
-    neighbour (an archive's post-season series keyed by team and year
-    columns named unlike the key, say)."""
-    linked = {name for table in db for name in (table.name, *table.foreign_keys.values())
-              if table.foreign_keys}
-    alone = [table.name for table in db if table.name not in linked]
-    if len(alone) == len(db.tables) or not alone:
+    """Names :attr:`Database.unlinked` (an archive's post-season series whose
+    team columns are named unlike the key, say) and what to do."""
+    alone = db.unlinked
+    if not alone:
         return
     names = ", ".join(repr(name) for name in alone)
     warnings.warn(

@@ -105,6 +105,19 @@ def test_no_hint_where_keys_link_the_tables_or_there_is_one_table():
     assert schema_hints(alone) == []
 
 
+def test_a_table_no_key_links_to_the_others_is_named_among_the_hints():
+    """An archive's post-season series names its teams teamIDwinner/teamIDloser: no link."""
+    shop = make_shop()
+    series = _keyless("SeriesPost", pd.DataFrame({"teamIDwinner": ["BOS"], "wins": [4]}))
+    db = Database({**shop.tables, "SeriesPost": series})
+    assert db.unlinked == ["SeriesPost"] and shop.unlinked == []
+    assert Database({"SeriesPost": series}).unlinked == []  # nothing linked: nothing singled out
+    assert schema_hints(db) == [
+        "no foreign key links SeriesPost to another table, so a model sees those rows only as "
+        "a task's own seeds, never beside other rows: declare their keys in a schema file, or "
+        "leave them out with drop_tables"]
+
+
 def test_a_database_that_declares_some_keys_is_shown_only_the_links_it_leaves_out(tmp_path):
     users = pd.DataFrame({"user_id": [1, 2, 3], "name": list("abc")})
     items = pd.DataFrame({"item_id": [10, 11], "price": [1.0, 2.0]})
