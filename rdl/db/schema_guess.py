@@ -20,8 +20,9 @@ Times. A table without a time column has every row seen at every prediction
 time, so a row of 2015 informs a prediction for 2010. A whole-number column named
 for a year, month or date (``yearID``, ``season``, ``month``, ``date``) whose
 values all read as one (1800-2100, YYYYMM, YYYYMMDD) is offered as its time
-column (if at least half of the rows have it; the YAML says how many lack it), placed at the period's end: a row is seen once its period is over,
-which never leaks a season's statistics into a prediction made during it. A
+column if at least half of the rows have it (the YAML says how many lack it),
+placed at the period's end: a row is seen once its period is over, which
+never leaks a season's statistics into a prediction made during it. A
 whole-number column named for a time (``timestamp``, ``created_at``, ``ts``)
 whose values all read as 1973-2100 in seconds (or ms, us, ns) since 1970 is
 offered with that unit.
@@ -316,8 +317,8 @@ def _time_unit(name: str, values: pd.Series) -> str | None:
 
 def _calendar_unit(name: str, values: pd.Series) -> str | None:
     """``year``, ``month`` or ``day`` if every value present (in at least half
-    of the rows) reads as one and the name says so (and names no other moment: a birth or death year is
-    no row's time)."""
+    of the rows) reads as one and the name says so (and names no other
+    moment: a birth or death year is no row's time)."""
     lowered = name.lower()
     values = _whole_numbers(values)
     if values is None or NOT_CREATION.search(name):

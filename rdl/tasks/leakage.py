@@ -271,11 +271,11 @@ def _time_values(series: pd.Series, column: str, stype: str) -> np.ndarray | Non
         return _times(series)
     if stype != "numerical" or "year" not in column.lower():
         return None
-    years = pd.to_numeric(series, errors="coerce").dropna()
-    if years.empty or not ((years % 1 == 0) & years.between(1800, 2100)).all():
+    years = pd.to_numeric(series, errors="coerce")
+    present = years.dropna()
+    if present.empty or not ((present % 1 == 0) & present.between(1800, 2100)).all():
         return None
-    first_days = pd.to_datetime(pd.to_numeric(series, errors="coerce").astype("Int64")
-                                .astype("string"), format="%Y", errors="coerce")
+    first_days = pd.to_datetime(years.astype("Int64").astype("string"), format="%Y")
     return first_days.to_numpy(dtype="datetime64[ns]")
 
 
