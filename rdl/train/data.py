@@ -17,8 +17,8 @@ from torch_geometric.loader import NodeLoader
 
 from rdl.db import Database
 from rdl.graph import build_graph, load_graph, safe_name, save_graph
-from rdl.graph.unique_categories import forget_unique_categories
 from rdl.graph.fingerprint import db_feature_columns, schema_mismatch, spec_feature_columns
+from rdl.graph.unique_categories import forget_unique_categories
 from rdl.nn.batch import BatchPacker, PackedBatch, without_features
 from rdl.sampling import NUM_WINDOWS, SamplingSettings, TemporalNeighborSampler, TemporalNodeStats
 from rdl.sampling.neighbors import expand_ranges
@@ -162,7 +162,7 @@ class RelationalDataModule(L.LightningDataModule):
         self.predict_split = predict_split
         self.test_split = test_split
         self.stat_windows = stat_windows
-        if entity_unique_categories not in ("forget", "keep"):
+        if entity_unique_categories not in ("keep", "forget"):
             raise ValueError(f"entity_unique_categories={entity_unique_categories!r} is not "
                              "one of ['keep', 'forget']")
         self.entity_unique_categories = entity_unique_categories
