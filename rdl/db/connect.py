@@ -17,7 +17,8 @@ from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bo
 from rdl.db.raw import Source, TableInfo, read_frame
 from rdl.db.registry import DATASETS
 from rdl.db.schema import (
-    UNSET, ForeignKey, SchemaOverrides, TimeColumn, check_schema_names, load_schema,
+    UNSET, ForeignKey, InheritedTime, SchemaOverrides, TimeColumn, check_schema_names,
+    load_schema,
 )
 from rdl.db.sql_source import SQLSource
 from rdl.db.stypes import assign_stypes
@@ -152,12 +153,17 @@ def build_database(
     key_columns: dict[str, tuple[str, ...]] = {}
     times: dict[str, str | None] = {}
     specs: dict[str, TimeColumn | None] = {}
+    inherited: dict[str, tuple[InheritedTime, ForeignKey]] = {}
     foreign_keys = {name: _foreign_keys(info, overrides, kept) for name, info in kept.items()}
     for name, info in kept.items():
         ov = overrides.for_table(name)
         pk = info.primary_key if ov.primary_key is UNSET else _as_tuple(ov.primary_key)
         fk_cols = {c for fk in foreign_keys[name] for c in fk.columns}
         declared_time = ov.time_column
+        if isinstance(declared_time, InheritedTime):  # read as static, joined in below
+            inherited[name] = (declared_time, _inherited_key(name, declared_time,
+                                                             foreign_keys[name]))
+            declared_time = None
         if declared_time is UNSET:
             candidates = [c for c in info.columns
                           if c not in set(pk) | fk_cols | set(ov.drop_columns)]
@@ -183,6 +189,14 @@ def build_database(
             issues.append(DataIssue("empty_table", name, None, 0, "table kept",
                                     "table has no rows"))
         frames[name] = df
+    for name in _parents_first(inherited):
+        spec, fk = inherited[name]
+        parent = fk.table
+        frames[name] = _inherit_time(
+            name, frames[name], spec, fk, frames[parent], keys[parent],
+            _parent_reference(name, fk, key_columns, frames), times[parent], options.upto,
+            issues)
+        times[name], specs[name] = spec.column, TimeColumn(spec.column)
     issues = source.issues + issues
     links: dict[str, dict[str, str]] = {name: {} for name in frames}
     for name in frames:
@@ -241,6 +255,66 @@ def _foreign_keys(
             )
         result.append(fk)
     return result
+
+
+def _inherited_key(name: str, spec: InheritedTime, keys: list[ForeignKey]) -> ForeignKey:
+    """The single-column foreign key ``time_column: {from: ...}`` names."""
+    for fk in keys:
+        if fk.columns == (spec.foreign_key,):
+            return fk
+    named = [foreign_key_column(fk) for fk in keys]
+    raise SchemaError(
+        f"Table {name!r}: time_column {{from: {spec.foreign_key}}} needs {spec.foreign_key!r} "
+        f"to be a one-column foreign key of {name!r}; its foreign keys are {named}.")
+
+
+def _parents_first(inherited: dict[str, tuple[InheritedTime, ForeignKey]]) -> list[str]:
+    """The tables that take their parent's time, each after its parent when
+    the parent takes its own from another."""
+    order: list[str] = []
+    while len(order) < len(inherited):
+        ready = [name for name, (_, fk) in inherited.items() if name not in order
+                 and (fk.table not in inherited or fk.table in order)]
+        if not ready:
+            cycle = sorted(set(inherited) - set(order))
+            raise SchemaError(f"Tables {cycle} take their time from each other "
+                              "(time_column: {from: ...}); one of them needs a time of its own.")
+        order.extend(ready)
+    return order
+
+
+def _inherit_time(
+    name: str, df: pd.DataFrame, spec: InheritedTime, fk: ForeignKey, parent_df: pd.DataFrame,
+    parent_key: str, parent_ref: tuple[str, ...], parent_time: str | None,
+    upto: pd.Timestamp | None, issues: list[DataIssue],
+) -> pd.DataFrame:
+    """``df`` with :attr:`InheritedTime.column`: the time of the parent row
+    each row names. Rows without one (a dangling or missing reference, a
+    parent without a time) are dropped and counted. With ``upto`` the parent
+    holds only its rows up to then, so a row it lacks is later, or missing:
+    dropped as any row after ``upto`` is, uncounted (the full read counts the
+    missing ones)."""
+    if parent_time is None:
+        raise SchemaError(
+            f"Table {name!r}: time_column {{from: {spec.foreign_key}}} takes the time of "
+            f"{fk.table!r}, which has no time column; declare one for {fk.table!r}.")
+    parent_keys, _ = resolve_foreign_key(name, df, fk, parent_df, parent_key, parent_ref)
+    times = pd.Series(parent_df[parent_time].to_numpy(dtype="datetime64[ns]"),
+                      index=parent_df[parent_key].to_numpy())
+    found = parent_keys.notna().to_numpy()
+    column = pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns]")
+    column[found] = times.reindex(parent_keys[found].to_numpy()).to_numpy()
+    df[spec.column] = column
+    missing = int(df[spec.column].isna().sum())
+    if missing and upto is None:
+        issues.append(DataIssue(
+            "null_time", name, spec.column, missing, "rows dropped",
+            f"no {fk.table} row with a time for its {spec.foreign_key}, so the row cannot be "
+            "placed in time"))
+    keep = df[spec.column].notna()
+    if upto is not None:
+        keep &= df[spec.column] <= upto
+    return df.loc[keep].reset_index(drop=True)
 
 
 def _parent_reference(

@@ -23,6 +23,8 @@ Example::
         time_column: {column: DAY, unit: days, origin: 2019-12-31}   # day 1 = 2020-01-01
       weather:
         primary_key: [origin, time_hour]
+      invoice_lines:
+        time_column: {from: invoice_id}   # each line at its invoice's time
 
 A declared value always wins over what the database reflects. ``foreign_keys``
 entries replace reflected keys on the same columns; ``column: null`` removes a
@@ -108,13 +110,33 @@ class TimeColumn:
         return self.origin if self.origin is not None else pd.Timestamp(0)
 
 
+@dataclass(frozen=True)
+class InheritedTime:
+    r"""A time column taken from a parent table: each row happens when the
+    row that its foreign key :obj:`foreign_key` names does (an invoice line
+    at its invoice's date). Without it such a table is static, and the lines
+    of later invoices are seen at every prediction time.
+
+    Args:
+        foreign_key: The table's foreign key column (a declared or
+            reflected key to a table with a time column).
+    """
+
+    foreign_key: str
+
+    @property
+    def column(self) -> str:
+        """The name of the time column it adds to the table."""
+        return f"{self.foreign_key}.time"
+
+
 @dataclass
 class TableOverride:
     """What the schema file declares for one table; ``UNSET`` = not declared."""
 
     primary_key: Any = UNSET  # None | str | tuple[str, ...]
     foreign_keys: dict[tuple[str, ...], ForeignKey | None] = field(default_factory=dict)
-    time_column: Any = UNSET  # None | TimeColumn
+    time_column: Any = UNSET  # None | TimeColumn | InheritedTime
     stypes: dict[str, str] = field(default_factory=dict)
     drop_columns: tuple[str, ...] = ()
 
@@ -236,11 +258,16 @@ def _parse_foreign_key(key: str, value: Any, ctx: str) -> ForeignKey | None:
     raise SchemaError(f"{ctx}: foreign key {key!r} must be a table name or a mapping.")
 
 
-def _parse_time_column(value: Any, ctx: str) -> TimeColumn | None:
+def _parse_time_column(value: Any, ctx: str) -> TimeColumn | InheritedTime | None:
     if value is None:
         return None
     if isinstance(value, str):
         return TimeColumn(value)
+    if isinstance(value, dict) and "from" in value:
+        if set(value) != {"from"}:
+            raise SchemaError(f"{ctx}: time_column {{from: ...}} takes no other key; it has "
+                              f"{sorted(set(value) - {'from'})}.")
+        return InheritedTime(str(value["from"]))
     if isinstance(value, dict) and "column" in value:
         unknown = set(value) - {"column", "unit", "format", "at", "origin"}
         if unknown:
@@ -264,7 +291,8 @@ def _parse_time_column(value: Any, ctx: str) -> TimeColumn | None:
         return TimeColumn(column, unit, value.get("format"), at,
                           _parse_origin(value.get("origin"), column, unit, ctx))
     raise SchemaError(
-        f"{ctx}: time_column must be a column name or {{column: ..., unit: ..., at: ...}}."
+        f"{ctx}: time_column must be a column name, {{column: ..., unit: ..., at: ...}} or "
+        "{from: <foreign key column>} (the time of the row it names)."
     )
 
 
@@ -317,6 +345,8 @@ def check_schema_names(
             named.extend(fk_cols)
         if isinstance(ov.time_column, TimeColumn):
             named.append(ov.time_column.column)
+        if isinstance(ov.time_column, InheritedTime):
+            named.append(ov.time_column.foreign_key)
         for col in named:
             if col not in cols:
                 raise SchemaError(

