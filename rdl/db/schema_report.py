@@ -51,8 +51,9 @@ def format_report(db: Database, suggestion: Suggestion | None = None) -> str:
 
 
 def inspect_hints(db: Database, suggestion: Suggestion | None = None) -> list[str]:
-    """Everything ``rdl inspect`` suggests: schema entries to declare, then sampling."""
-    return schema_hints(db, suggestion) + sampling_hints(db)
+    """Everything ``rdl inspect`` suggests: schema entries to declare, times,
+    then sampling."""
+    return schema_hints(db, suggestion) + time_hints(db) + sampling_hints(db)
 
 
 _ALONE = "no foreign keys link these tables, so a model would see each row alone"
@@ -117,6 +118,25 @@ def schema_hints(db: Database, suggestion: Suggestion | None = None) -> list[str
                      "--suggest-schema FILE.yaml writes it) and pass it with --schema FILE.yaml "
                      "(data.schema in a config); it adds to what the database declares\n"
                      + guess.to_yaml())
+    return hints
+
+
+def time_hints(db: Database) -> list[str]:
+    """A line for each table without a time column that links to a table
+    with one: its rows are seen at every prediction time, those that belong
+    to later parent rows too (an invoice's lines before the invoice);
+    ``time_column: {from: <key>}`` places each row at its parent's time."""
+    hints = []
+    for table in db:
+        if table.time_column is not None:
+            continue
+        for column, parent in sorted(table.foreign_keys.items()):
+            if db[parent].time_column is not None and column in table.df.columns:
+                hints.append(
+                    f"{table.name} has no time column but links to {parent}, which has one: "
+                    f"every {table.name} row is seen at every prediction time, also those of "
+                    f"later {parent} rows; if each row happens with the {parent} row it names, "
+                    f"declare {table.name}: time_column: {{from: {column}}} in a schema file")
     return hints
 
 
