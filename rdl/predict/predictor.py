@@ -125,16 +125,19 @@ class Predictor:
         return cls(module, datamodule)
 
     # -- predictions ---------------------------------------------------------
-    def predict(self, ids: list | pd.Series, at: str | pd.Timestamp) -> pd.DataFrame:
-        """Predictions for the entities ``ids`` (the user's own key values) at
-        time ``at``: ``[id, timestamp, prediction]`` (plus probability for
-        multiclass; rank and item for recommendation)."""
+    def predict(self, ids: list | pd.Series | pd.DataFrame,
+                at: str | pd.Timestamp) -> pd.DataFrame:
+        """Predictions for the entities ``ids`` (the user's own key values, or
+        a DataFrame with the entity table's key column) at time ``at``:
+        ``[id, timestamp, prediction]`` (plus probability for multiclass;
+        rank and item for recommendation)."""
         seeds = self._seeds(ids, at)
         outputs = self._run(seeds)
         return prediction_frame(self.module, self, seeds, outputs)
 
     @torch.no_grad()
-    def recommend(self, ids: list | pd.Series, at: str | pd.Timestamp, k: int = 10) -> pd.DataFrame:
+    def recommend(self, ids: list | pd.Series | pd.DataFrame, at: str | pd.Timestamp,
+                  k: int = 10) -> pd.DataFrame:
         """The ``k`` best items per entity: ``[id, rank, item, score]``. When the
         model excludes seen items, none the entity had by ``at`` is among them
         (an entity that had nearly every item gets fewer than ``k`` rows)."""
@@ -188,12 +191,20 @@ class Predictor:
         return frame
 
     # -- plumbing ------------------------------------------------------------
-    def _seeds(self, ids: list | pd.Series, at: str | pd.Timestamp) -> Seeds:
+    def _seeds(self, ids: list | pd.Series | pd.DataFrame, at: str | pd.Timestamp) -> Seeds:
         at = pd.Timestamp(at)
         start, end = self.db.min_time, self.db.max_time
         if start is not None and not (start <= at <= end):
             raise ValueError(f"at={at} is outside the data, which spans {start} .. {end}")
-        ids = pd.Series(list(ids), name=self.graph.key_index[self.info.seed_type].name)
+        key = self.graph.key_index[self.info.seed_type].name
+        if isinstance(ids, pd.DataFrame):
+            if key not in ids.columns:
+                raise ValueError(
+                    f"ids is a DataFrame without a {key!r} column, the key of table "
+                    f"{self.graph.table_of[self.info.seed_type]!r}; its columns are "
+                    f"{list(ids.columns)}. Pass a DataFrame with that column, or the ids")
+            ids = ids[key]
+        ids = pd.Series(list(ids), name=key)
         if ids.empty:
             raise ValueError("ids is empty: give at least one entity id")
         node = node_indices(self.graph, self.info.seed_type, ids, "entity")

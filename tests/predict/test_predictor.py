@@ -51,6 +51,17 @@ def test_predict_returns_one_row_per_id_in_the_users_keys(predictor):
     np.testing.assert_allclose(out["prediction"], again["prediction"])  # 'last' is deterministic
 
 
+def test_a_dataframe_of_entities_is_read_by_its_key_column(predictor):
+    """DataFrame in: a notebook's table of planes. A table without the key column says
+    which column it needs, instead of taking its column names for ids."""
+    frame = pd.DataFrame({"owner": list("abcd"), "tailnum": PLANES})
+    pd.testing.assert_frame_equal(predictor.predict(frame, at="2013-12-01"),
+                                  predictor.predict(PLANES, at="2013-12-01"))
+    with pytest.raises(ValueError, match=r"ids is a DataFrame without a 'tailnum' column, the "
+                                         r"key of table 'planes'; its columns are \['plane'\]"):
+        predictor.predict(pd.DataFrame({"plane": PLANES}), at="2013-12-01")
+
+
 def test_a_newer_database_gives_the_same_answer_as_the_past_one(binary_checkpoint, predictor, flights_db):
     at = "2013-07-15"
     past = rdl.Predictor.from_checkpoint(binary_checkpoint, database=flights_db.upto(at))
