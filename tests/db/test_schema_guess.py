@@ -46,10 +46,13 @@ def test_files_that_lost_their_keys_get_back_those_their_names_and_values_show(t
 
     (hint,) = schema_hints(files)
     assert "no foreign keys link these tables" in hint
-    assert hint.endswith(guess.to_yaml())
+    suggested, _ = suggested_schema(files)  # the keys above, plus times to consider
+    assert suggested.foreign_keys == guess.foreign_keys
+    assert suggested.time_parents == {"addresses": ("customer_id", "customers")}
+    assert hint.endswith(suggested.to_yaml())
     report = format_report(files)
     block = report[report.index("    tables:"):]  # as a user copies it, indented
-    assert block == textwrap.indent(guess.to_yaml(), "    ")
+    assert block == textwrap.indent(suggested.to_yaml(), "    ")
     schema = tmp_path / "guessed.yaml"
     schema.write_text(block)
     linked = connect(str(tmp_path), schema=str(schema))
