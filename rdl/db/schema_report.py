@@ -148,7 +148,9 @@ def time_hints(db: Database) -> list[str]:
         if table.time_column is not None:
             continue
         for column, parent in sorted(table.foreign_keys.items()):
-            if db[parent].time_column is not None and column in table.df.columns:
+            # A key of several columns is stored as "a+b" (foreign_key_column), and
+            # {from: ...} takes a one-column key only.
+            if db[parent].time_column is not None and "+" not in column:
                 hints.append(
                     f"{table.name} has no time column but links to {parent}, which has one: "
                     f"every {table.name} row is seen at every prediction time, also those of "

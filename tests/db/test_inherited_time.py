@@ -131,3 +131,22 @@ def test_suggest_schema_offers_the_parents_time_commented_out_for_bare_files(tmp
     lines = rdl.connect(tmp_path, schema=schema)["order_lines"].df
     assert lines["order_id.time"].tolist() == pd.to_datetime(
         ["2024-01-01", "2024-02-01", "2024-02-01"]).tolist()
+
+
+def test_no_hint_for_a_key_of_two_columns_which_from_cannot_take(tmp_path):
+    """Season rows keyed to a dated team-season by (yearID, teamID): {from: ...} takes one
+    column, so the hint must not offer `{from: yearID+teamID}`, which would fail."""
+    from rdl.db.schema_report import time_hints
+
+    folder = tmp_path / "league"
+    folder.mkdir()
+    pd.DataFrame({"yearID": [2000, 2001], "teamID": ["A", "A"],
+                  "opened": ["2000-04-01", "2001-04-01"]}).to_parquet(folder / "Teams.parquet")
+    pd.DataFrame({"rid": [0, 1], "yearID": [2000, 2001], "teamID": ["A", "A"]}).to_parquet(
+        folder / "Awards.parquet")
+    db = rdl.connect(folder, schema={"tables": {
+        "Teams": {"primary_key": ["yearID", "teamID"], "time_column": "opened"},
+        "Awards": {"primary_key": "rid", "foreign_keys": {
+            "Teams": {"columns": ["yearID", "teamID"], "table": "Teams"}}}}})
+    assert db["Awards"].foreign_keys == {"yearID+teamID": "Teams"}
+    assert time_hints(db) == []
