@@ -305,15 +305,15 @@ def _inherit_time(
     column = pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns]")
     column[found] = times.reindex(parent_keys[found].to_numpy()).to_numpy()
     df[spec.column] = column
-    missing = int(df[spec.column].isna().sum())
+    keep = column.notna()
+    missing = int((~keep).sum())
     if missing and upto is None:
         issues.append(DataIssue(
             "null_time", name, spec.column, missing, "rows dropped",
             f"no {fk.table} row with a time for its {spec.foreign_key}, so the row cannot be "
             "placed in time"))
-    keep = df[spec.column].notna()
     if upto is not None:
-        keep &= df[spec.column] <= upto
+        keep &= column <= upto
     return df.loc[keep].reset_index(drop=True)
 
 

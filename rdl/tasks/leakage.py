@@ -36,7 +36,9 @@ import numpy as np
 import pandas as pd
 
 from rdl.db.database import Database
+from rdl.db.schema import TimeColumn
 from rdl.db.table import Table
+from rdl.db.times import parse_times
 from rdl.tasks import task_types as types
 from rdl.tasks.task import Task
 
@@ -271,11 +273,10 @@ def _time_values(series: pd.Series, column: str, stype: str) -> np.ndarray | Non
         return _times(series)
     if stype != "numerical" or "year" not in column.lower():
         return None
-    years = pd.to_numeric(series, errors="coerce")
-    present = years.dropna()
+    present = pd.to_numeric(series, errors="coerce").dropna()
     if present.empty or not ((present % 1 == 0) & present.between(1800, 2100)).all():
         return None
-    first_days = pd.to_datetime(years.astype("Int64").astype("string"), format="%Y")
+    first_days, _ = parse_times(series, TimeColumn(column, unit="year"))
     return first_days.to_numpy(dtype="datetime64[ns]")
 
 
