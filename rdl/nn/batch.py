@@ -22,6 +22,7 @@ from torch_geometric.typing import EdgeType
 
 from rdl.graph import SECONDS_PER_DAY
 from rdl.nn.messages import MessageLayout
+from rdl.nn.timestamp_ages import timestamp_ages
 from rdl.nn.keys import edge_key
 
 
@@ -63,6 +64,10 @@ class PackedBatch:
         past_label (dict): For the entity type of an event-level task, each
             node's own label and whether the model may see it ``[N, 2]``:
             only rows strictly older than their seed show their label.
+        ages (dict): Node type -> the age of each node's timestamp columns at
+            its seed time ``[N, 3 * n]`` (see :mod:`rdl.nn.timestamp_ages`),
+            for the types with timestamp columns; empty when the packer does
+            not pack them.
         seed_features (Tensor, optional): Per-seed input features ``[B, F]``
             (the baseline's aggregates), for a model built with
             ``seed_features=F``.
@@ -82,6 +87,7 @@ class PackedBatch:
     seed_index: dict[str, Tensor] = field(default_factory=dict)
     node_stats: dict[str, Tensor] = field(default_factory=dict)
     past_label: dict[str, Tensor] = field(default_factory=dict)
+    ages: dict[str, Tensor] = field(default_factory=dict)
     seed_features: Tensor | None = None
 
     @property
@@ -108,7 +114,7 @@ class PackedBatch:
         :obj:`self`."""
         tensors = [self.seed_time, *self.rows.values(), *self.gather.values(),
                    *self.rel_time.values(), *self.node_stats.values(), *self.past_label.values(),
-                   *self.node_id.values(), *self.seed_index.values()]
+                   *self.ages.values(), *self.node_id.values(), *self.seed_index.values()]
         for feats in self.features.values():
             tensors.extend(feats.values())
         if self.seed_features is not None:
@@ -156,6 +162,9 @@ class BatchPacker:
         label_type (str, optional): Node type whose rows carry their task
             label in ``past_label`` (event-level tasks), to be shown for rows
             older than their seed. (default: :obj:`None`)
+        timestamp_ages (bool, optional): Pack the age of every timestamp
+            value at its node's seed time (:attr:`PackedBatch.ages`).
+            (default: :obj:`False`)
     """
 
     def __init__(
@@ -168,6 +177,7 @@ class BatchPacker:
         dynamic: bool = True,
         stats_widths: dict[str, int] | None = None,
         label_type: str | None = None,
+        timestamp_ages: bool = False,
     ):
         self.node_types, self.edge_types = list(metadata[0]), list(metadata[1])
         if seed_type not in self.node_types:
@@ -179,6 +189,7 @@ class BatchPacker:
         self.dynamic = dynamic
         self.stats_widths = {nt: w for nt, w in (stats_widths or {}).items() if w > 0}
         self.label_type = label_type
+        self.timestamp_ages = timestamp_ages
         self.layout = MessageLayout(self.node_types, self.edge_types)
         self.incoming = self.layout.incoming
         self.frames: dict[str, TensorFrame] = {}
@@ -200,7 +211,7 @@ class BatchPacker:
         timed = seed_time is not None
         seed_time = seed_time.clone() if timed else torch.zeros(num_seeds, dtype=torch.long)
         features, rows, gather, rel_time, node_id, seed_index = {}, {}, {}, {}, {}, {}
-        node_stats, past_label = {}, {}
+        node_stats, past_label, ages = {}, {}, {}
         for nt in self.node_types:
             store = batch[nt] if nt in batch.node_types else None
             num = self._num_nodes(store, L)
@@ -218,6 +229,9 @@ class BatchPacker:
                 rel_time[nt] = delta.to(torch.float32).div_(SECONDS_PER_DAY).mul_(timed)
             if nt in self.stats_widths:
                 node_stats[nt] = _node_stats(store, nt, num, self.stats_widths[nt])
+            if self.timestamp_ages and "timestamp" in features.get(nt, {}):
+                ages[nt] = timestamp_ages(features[nt]["timestamp"], gather[nt],
+                                          seed_time if timed else None, seed_index[nt])
             if nt == self.label_type:
                 past_label[nt] = _past_label(store, nt, num, seed_time if timed else None,
                                              seed_index[nt])
@@ -245,7 +259,7 @@ class BatchPacker:
             msg_weight.append(weight.to(torch.float32))
         packed = PackedBatch(features, rows, gather, rel_time, edge_index, inv_degree,
                              msg_src, msg_slot, msg_weight, seed_time, node_id, seed_index,
-                             node_stats, past_label)
+                             node_stats, past_label, ages)
         return packed.mark_dynamic() if self.dynamic else packed
 
     def _num_nodes(self, store, hops: int) -> int:

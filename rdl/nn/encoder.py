@@ -2,7 +2,7 @@
 features (run once per distinct row, then gathered to the nodes), a learned
 vector for tables without features, optional shallow embeddings, a
 relative-time encoding for timed tables and, optionally, the temporal
-neighbour counts and recency of every node."""
+neighbour counts and recency of every node and the ages of its timestamps."""
 from __future__ import annotations
 
 import math
@@ -72,6 +72,9 @@ class HeteroEncoder(torch.nn.Module):
         label_types (list[str], optional): Node types whose rows show their
             past label (:attr:`PackedBatch.past_label`), linearly encoded and
             added. (default: none)
+        age_widths (dict, optional): Node type -> width of its timestamp
+            ages (:attr:`PackedBatch.ages`), each encoded by a two-layer MLP
+            and added. (default: none)
     """
 
     def __init__(self, node_types: list[str], col_names_dicts: dict, col_stats_dict: dict,
@@ -79,7 +82,8 @@ class HeteroEncoder(torch.nn.Module):
                  dropout: float = 0.0, stype_encoders: dict[str, str] | None = None,
                  time_types: list[str] | None = None, shallow: dict[str, int] | None = None,
                  stats_widths: dict[str, int] | None = None,
-                 label_types: list[str] | None = None):
+                 label_types: list[str] | None = None,
+                 age_widths: dict[str, int] | None = None):
         super().__init__()
         self.node_types = list(node_types)
         self.rows = ModuleDict({
@@ -97,9 +101,8 @@ class HeteroEncoder(torch.nn.Module):
         for emb in self.shallow.values():
             torch.nn.init.normal_(emb.weight, std=0.1)
         self.time = RelativeTimeEncoder(list(time_types or []), channels)
-        self.stats = ModuleDict({
-            type_key(nt): Sequential(Linear(width, channels), ReLU(), Linear(channels, channels))
-            for nt, width in (stats_widths or {}).items() if width > 0})
+        self.stats = _mlps(stats_widths, channels)
+        self.ages = _mlps(age_widths, channels)
         self.past_label = ModuleDict({type_key(nt): Linear(2, channels)
                                       for nt in label_types or []})
 
@@ -121,7 +124,16 @@ class HeteroEncoder(torch.nn.Module):
                 x = x + self.time(nt, batch.rel_time[nt])
             if key in self.stats:
                 x = x + self.stats[key](batch.node_stats[nt])
+            if key in self.ages:
+                x = x + self.ages[key](batch.ages[nt])
             if key in self.past_label:
                 x = x + self.past_label[key](batch.past_label[nt])
             out[nt] = x
         return out
+
+
+def _mlps(widths: dict[str, int] | None, channels: int) -> ModuleDict:
+    # Node type -> two-layer MLP from its `width` inputs, for the nonzero widths.
+    return ModuleDict({
+        type_key(nt): Sequential(Linear(width, channels), ReLU(), Linear(channels, channels))
+        for nt, width in (widths or {}).items() if width > 0})

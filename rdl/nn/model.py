@@ -13,6 +13,7 @@ from rdl.nn.keys import check_choice
 from rdl.nn.messages import prefix
 from rdl.nn.graph_spec import GraphSpec
 from rdl.nn.settings import ModelSettings
+from rdl.nn.timestamp_ages import FEATURES_PER_COLUMN
 from rdl.sampling import stats_widths
 from rdl.tasks.task_types import BINARY, MULTICLASS, RECOMMENDATION, REGRESSION, TASK_TYPES
 
@@ -96,7 +97,8 @@ class RelationalModel(torch.nn.Module):
             encoder=cfg.encoder, encoder_layers=cfg.encoder_layers, dropout=cfg.dropout,
             stype_encoders=cfg.stype_encoders, time_types=spec.time_types,
             shallow={nt: spec.num_nodes[nt] for nt in cfg.shallow_types or []},
-            stats_widths=widths, label_types=[seed_type] if cfg.past_labels else None)
+            stats_widths=widths, label_types=[seed_type] if cfg.past_labels else None,
+            age_widths=_age_widths(spec) if cfg.timestamp_ages else None)
         self.gnn = HeteroGNN(spec.node_types, spec.edge_types, channels, cfg.num_layers,
                              out_types, gnn=cfg.gnn, aggr=cfg.aggr, heads=cfg.heads,
                              dropout=cfg.dropout)
@@ -118,7 +120,8 @@ class RelationalModel(torch.nn.Module):
         self.num_layers = cfg.num_layers
         self.packer = BatchPacker(spec.metadata, seed_type, cfg.num_layers, trim=not idgnn,
                                   stats_widths=widths,
-                                  label_type=seed_type if cfg.past_labels else None)
+                                  label_type=seed_type if cfg.past_labels else None,
+                                  timestamp_ages=cfg.timestamp_ages)
 
     @property
     def item_features(self) -> ItemFeatures | None:
@@ -174,6 +177,14 @@ def _item_features(spec: GraphSpec, item_type: str, channels: int,
         return None
     return ItemFeatures(spec.num_nodes[item_type], channels, columns,
                         spec.col_stats_dict[item_type])
+
+
+def _age_widths(spec: GraphSpec) -> dict[str, int]:
+    # Node type -> width of its timestamp ages, for the types with timestamp columns.
+    widths = {nt: sum(len(cols) for st, cols in names.items()
+                      if getattr(st, "value", st) == "timestamp") * FEATURES_PER_COLUMN
+              for nt, names in spec.col_names_dicts.items()}
+    return {nt: width for nt, width in widths.items() if width}
 
 
 def _check_out_channels(task_type: str, out_channels: int) -> None:

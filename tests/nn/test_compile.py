@@ -80,6 +80,7 @@ CONFIGS = [
     dict(task_type="recommendation", item_type="items", rec_head="idgnn"),
     dict(temporal_stats=True, past_labels=True, aggr="mean+max+sum"),
     dict(seed_features=5),
+    dict(timestamp_ages=True),
 ]
 
 
