@@ -18,7 +18,7 @@ from torch_geometric.loader import NodeLoader
 from rdl.db import Database
 from rdl.graph import build_graph, load_graph, safe_name, save_graph
 from rdl.graph.fingerprint import db_feature_columns, schema_mismatch, spec_feature_columns
-from rdl.graph.unique_categories import forget_unique_categories
+from rdl.graph.rare_categories import forget_rare_categories
 from rdl.nn.batch import BatchPacker, PackedBatch, without_features
 from rdl.sampling import NUM_WINDOWS, SamplingSettings, TemporalNeighborSampler, TemporalNodeStats
 from rdl.sampling.neighbors import expand_ranges
@@ -104,15 +104,11 @@ class RelationalDataModule(L.LightningDataModule):
             (fraud -0.3, the 1k-customer shop -0.2, plane_destinations
             -0.8%, airport_departures -0.08 r2), so it is an option, not the
             default (benchmarks/REPORT.md). (default: :obj:`True`)
-        entity_unique_categories (str): ``"keep"`` the categories that only
-            one row of the task's entity table holds (an id, a full name, a
-            flight number flown once), or ``"forget"`` them (see
-            :mod:`rdl.graph.unique_categories`) so that the model cannot learn
-            entities by name. Test metric, 3 seeds, keep / forget: flight
-            cancellation 0.910 / 0.913 AUROC, flights_to_ord 0.968 / 0.967,
-            a baseball archive's pitchers 0.833 / 0.833, plane_destinations
-            MAP 0.666 / 0.667, airport_departures r2 0.74 / 0.64; an option,
-            not the default (benchmarks/REPORT.md). (default: ``"keep"``)
+        entity_category_min_rows (int): The categories of the task's entity
+            table that fewer rows hold are unseen to the model (see
+            :mod:`rdl.graph.rare_categories`), so that it cannot learn
+            entities by name (an id, a full name, a birth town); ``1`` keeps
+            every category. (default: :obj:`1`)
     """
 
     def __init__(
@@ -137,7 +133,7 @@ class RelationalDataModule(L.LightningDataModule):
         seed: int = 0,
         stat_windows: list[str] | None = None,
         time_column_features: bool = True,
-        entity_unique_categories: Literal["keep", "forget"] = "keep",
+        entity_category_min_rows: int = 1,
     ) -> None:
         super().__init__()
         self.run = RunData(source, task, schema, sql_schema, exclude_columns, max_seeds, seed,
@@ -162,10 +158,11 @@ class RelationalDataModule(L.LightningDataModule):
         self.predict_split = predict_split
         self.test_split = test_split
         self.stat_windows = stat_windows
-        if entity_unique_categories not in ("keep", "forget"):
-            raise ValueError(f"entity_unique_categories={entity_unique_categories!r} is not "
-                             "one of ['keep', 'forget']")
-        self.entity_unique_categories = entity_unique_categories
+        if (isinstance(entity_category_min_rows, bool)
+                or not isinstance(entity_category_min_rows, int) or entity_category_min_rows < 1):
+            raise ValueError(f"entity_category_min_rows={entity_category_min_rows!r} must be a "
+                             "whole number >= 1")
+        self.entity_category_min_rows = entity_category_min_rows
         self.forgotten_categories: dict[str, int] = {}
         self.db: Database | None = None
         self.graph: HeteroData | None = None
@@ -242,9 +239,9 @@ class RelationalDataModule(L.LightningDataModule):
                 if self.graph_file is not None:
                     save_graph(self.graph, self.graph_file)
                     self.graph = load_graph(self.graph_file)  # shared pages, not a private copy
-            if self.entity_unique_categories == "forget":
-                self.forgotten_categories = forget_unique_categories(self.graph,
-                                                                     self.entity_type)
+            if self.entity_category_min_rows > 1:
+                self.forgotten_categories = forget_rare_categories(
+                    self.graph, self.entity_type, self.entity_category_min_rows)
             if self.task.task_type == types.MULTICLASS:
                 self.classes = self.task.classes(self.db)
         return self.graph
@@ -276,8 +273,9 @@ class RelationalDataModule(L.LightningDataModule):
     def _forgotten_line(self) -> str:
         columns = ", ".join(f"{column} {count:,}" for column, count
                             in sorted(self.forgotten_categories.items()))
-        return (f"entity_unique_categories: forget: categories held by one "
-                f"{self.task.entity_table} row each are unseen ({columns}), so the model cannot "
+        k = self.entity_category_min_rows
+        return (f"entity_category_min_rows: {k}: categories held by fewer than {k} "
+                f"{self.task.entity_table} rows are unseen ({columns}), so the model cannot "
                 "learn entities by name")
 
     def _stale(self, why: str) -> None:

