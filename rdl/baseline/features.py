@@ -107,7 +107,8 @@ def visible_columns(table: Table, hidden: list[str]) -> Visible:
 
 def feature_table(db: Database, task: Task, split: str, *,
                   windows: tuple[float, ...] | list[float] | None = None, hops: int = 2,
-                  exclude_columns: dict[str, list[str]] | None = None) -> pd.DataFrame:
+                  exclude_columns: dict[str, list[str]] | None = None,
+                  category_min_rows: int = 1) -> pd.DataFrame:
     r"""The label table of :obj:`split` with its features appended.
 
     Args:
@@ -121,6 +122,9 @@ def feature_table(db: Database, task: Task, split: str, *,
             children and children of parents). (default: :obj:`2`)
         exclude_columns (dict, optional): Table -> columns to leave out.
             (default: :obj:`None`)
+        category_min_rows (int): Categories of the entity table that fewer
+            rows hold read as missing (``data.entity_category_min_rows``, as
+            the GNN sees them). (default: :obj:`1`, every category)
 
     Returns:
         ``[<entity key>, "timestamp", "label", <features>...]``, in the label
@@ -128,14 +132,16 @@ def feature_table(db: Database, task: Task, split: str, *,
     """
     labels = task.table(db, split)
     feats = compute_features(db, task, labels, windows=windows, hops=hops,
-                             exclude_columns=exclude_columns)
+                             exclude_columns=exclude_columns,
+                             category_min_rows=category_min_rows)
     return pd.concat([labels.reset_index(drop=True), feats.frame], axis=1)
 
 
 def compute_features(db: Database, task: Task, labels: pd.DataFrame, *,
                      windows: tuple[float, ...] | list[float] | None = None, hops: int = 2,
                      exclude_columns: dict[str, list[str]] | None = None,
-                     threads: int = 0, children_plan: str = "auto") -> Features:
+                     category_min_rows: int = 1, threads: int = 0,
+                     children_plan: str = "auto") -> Features:
     r"""Features of arbitrary label rows ``[<entity key>, "timestamp", ...]``.
 
     Rows may repeat an (entity, timestamp) pair; each gets its own features.
@@ -170,7 +176,7 @@ def compute_features(db: Database, task: Task, labels: pd.DataFrame, *,
     con = _connect(db, visible, label_frame, threads)
     try:
         parts, is_categorical, seconds = [], [], {}
-        vocab = _Vocabulary(con)
+        vocab = _Vocabulary(con, {task.entity_table: category_min_rows})
 
         def choose(rows: ChildRows) -> str:
             if children_plan != "auto":
@@ -232,17 +238,21 @@ def _cheaper_plan(con: duckdb.DuckDBPyConnection, rows: ChildRows, num_labels: i
 
 
 class _Vocabulary:
-    """Categories of a column: its distinct values as text, sorted, read once."""
+    """Categories of a column: its distinct values as text, sorted, read once;
+    in the tables of ``min_rows``, only the values that many rows hold (the
+    others read as missing)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, min_rows: dict[str, int]) -> None:
         self.con = con
+        self.min_rows = min_rows
         self.cache: dict[tuple[str, str], list[str]] = {}
 
     def __call__(self, table: str, column: str) -> list[str]:
         if (table, column) not in self.cache:
             rows = self.con.execute(
-                f"SELECT DISTINCT CAST({q(column)} AS VARCHAR) FROM {q(table)} "
-                f"WHERE {q(column)} IS NOT NULL ORDER BY 1").fetchall()
+                f"SELECT CAST({q(column)} AS VARCHAR) FROM {q(table)} "
+                f"WHERE {q(column)} IS NOT NULL GROUP BY 1 "
+                f"HAVING count(*) >= {int(self.min_rows.get(table, 1))} ORDER BY 1").fetchall()
             self.cache[(table, column)] = [r[0] for r in rows]
         return self.cache[(table, column)]
 

@@ -63,6 +63,9 @@ class BaselineOptions(model.BoosterSettings):
             :mod:`rdl.tasks.leakage`); by default the config's
             ``data.leakage_guard``, so that the baseline leaves out what
             ``rdl fit`` leaves out.
+        entity_category_min_rows: Categories of the entity table that fewer
+            rows hold read as missing; by default the config's
+            ``data.entity_category_min_rows``, as for ``rdl fit``.
     """
 
     windows: tuple[float, ...] | None = None
@@ -70,6 +73,7 @@ class BaselineOptions(model.BoosterSettings):
     max_seeds: int | None = None
     exclude_seen: bool | str = "auto"
     leakage_guard: str = "warn"
+    entity_category_min_rows: int = 1
 
 
 @dataclass
@@ -180,8 +184,10 @@ def read_config(config: dict | str | Path, overrides: dict | None = None,
         raise BaselineError(str(exc).removeprefix("the config: ")) from None
     settings.setdefault("max_seeds", run.max_seeds)
     settings.setdefault("seed", run.seed)
-    settings.setdefault("leakage_guard", config_section(config, "data", "the config").get(
-        "leakage_guard", "warn"))
+    data_section = config_section(config, "data", "the config")
+    settings.setdefault("leakage_guard", data_section.get("leakage_guard", "warn"))
+    settings.setdefault("entity_category_min_rows",
+                        data_section.get("entity_category_min_rows", 1))
     data = {}
     for key, value in (overrides or {}).items():
         if value is None:
@@ -207,6 +213,7 @@ def _options(settings: dict) -> BaselineOptions:
         _check_int(name, getattr(options, name), minimum=1)
     _check_int("num_threads", options.num_threads, minimum=0)
     _check_int("seed", options.seed, minimum=0)
+    _check_int("entity_category_min_rows", options.entity_category_min_rows, minimum=1)
     if options.hops not in (1, 2) or isinstance(options.hops, bool):
         raise BaselineError(f"baseline option hops={options.hops!r} must be 1 or 2")
     try:
@@ -236,7 +243,9 @@ def _run_lightgbm(db, task: Task, tables: dict[str, pd.DataFrame], options: Base
     clock = time.perf_counter()
     everything = pd.concat(list(tables.values()), ignore_index=True)
     feats = compute_features(db, task, everything, windows=options.windows, hops=options.hops,
-                             exclude_columns=exclude_columns, threads=options.num_threads)
+                             exclude_columns=exclude_columns,
+                             category_min_rows=options.entity_category_min_rows,
+                             threads=options.num_threads)
     timings["features"] = time.perf_counter() - clock
     options = dataclasses.replace(options, windows=feats.windows)
     bounds = np.cumsum([0, *(len(t) for t in tables.values())])

@@ -89,6 +89,8 @@ class BaselineFeatures:
         windows (tuple[float]): The baseline's past windows in days.
         hops (int): Its foreign-key hops.
         exclude_columns (dict): Table -> columns no feature reads.
+        category_min_rows (int): Categories of the entity table that fewer
+            rows hold read as missing.
     """
 
     names: list[str]
@@ -97,6 +99,7 @@ class BaselineFeatures:
     windows: tuple[float, ...]
     hops: int = 2
     exclude_columns: dict[str, list[str]] = field(default_factory=dict)
+    category_min_rows: int = 1
 
     @property
     def width(self) -> int:
@@ -104,11 +107,11 @@ class BaselineFeatures:
 
     @classmethod
     def fit(cls, db: Database, task: Task, seeds: Seeds,
-            exclude_columns: dict[str, list[str]], hops: int = 2
+            exclude_columns: dict[str, list[str]], hops: int = 2, category_min_rows: int = 1
             ) -> tuple[BaselineFeatures, Tensor]:
         """The scaling of the training :obj:`seeds`' features, and those
         features scaled ``[S, width]``."""
-        features = seed_features(db, task, seeds, None, hops, exclude_columns)
+        features = seed_features(db, task, seeds, None, hops, exclude_columns, category_min_rows)
         frame = features.frame.drop(columns=features.categorical)
         if frame.shape[1] == 0:
             raise NoBaselineFeatures("the baseline finds no numeric feature of the task's "
@@ -120,12 +123,13 @@ class BaselineFeatures:
             std = np.nanstd(values, axis=0)
         std = np.where(np.isfinite(std) & (std > 0), std, 1.0)
         scaling = cls(list(frame.columns), mean.tolist(), std.tolist(),
-                      tuple(features.windows), hops, dict(exclude_columns))
+                      tuple(features.windows), hops, dict(exclude_columns), category_min_rows)
         return scaling, scaling._scale(values)
 
     def compute(self, db: Database, task: Task, seeds: Seeds) -> Tensor:
         """The scaled features of every seed of :obj:`seeds` ``[S, width]``."""
-        features = seed_features(db, task, seeds, self.windows, self.hops, self.exclude_columns)
+        features = seed_features(db, task, seeds, self.windows, self.hops, self.exclude_columns,
+                                 self.category_min_rows)
         missing = [name for name in self.names if name not in features.frame.columns]
         if missing:
             raise ValueError(f"model.baseline_features: the model was trained with baseline "

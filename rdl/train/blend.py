@@ -54,6 +54,8 @@ class BaselineBlend:
             time step when the blend was fitted, then kept).
         hops: The baseline's foreign-key hops.
         exclude_columns: Table -> columns no feature reads (as for the GNN).
+        category_min_rows: Categories of the entity table that fewer rows
+            hold read as missing (as for the GNN).
         val_metric: The metric ``w`` was chosen by, and its validation value
             for the GNN, LightGBM and the blend.
     """
@@ -65,13 +67,15 @@ class BaselineBlend:
     hops: int = 2
     exclude_columns: dict[str, list[str]] = field(default_factory=dict)
     val_metric: dict[str, float | str] = field(default_factory=dict)
+    category_min_rows: int = 1
 
     def __post_init__(self) -> None:
         self._model = None
 
     def prior(self, db: Database, task: Task, seeds: Seeds) -> Tensor:
         """LightGBM's output for every seed ``[S]``: a logit or a value."""
-        features = seed_features(db, task, seeds, self.windows, self.hops, self.exclude_columns)
+        features = seed_features(db, task, seeds, self.windows, self.hops, self.exclude_columns,
+                                 self.category_min_rows)
         return self.score(features.frame)
 
     def score(self, features: pd.DataFrame) -> Tensor:
@@ -119,7 +123,8 @@ def blend_refusal(task_type: str, val_label: Tensor) -> str | None:
 
 def fit_blend(db: Database, task: Task, seeds: dict[str, Seeds], gnn_val: Tensor,
               metric, exclude_columns: dict[str, list[str]], seed: int,
-              windows: tuple[float, ...] | None = None, hops: int = 2) -> BaselineBlend:
+              windows: tuple[float, ...] | None = None, hops: int = 2,
+              category_min_rows: int = 1) -> BaselineBlend:
     r"""Trains LightGBM and picks the GNN's share by :obj:`metric` on validation.
 
     Args:
@@ -134,6 +139,8 @@ def fit_blend(db: Database, task: Task, seeds: dict[str, Seeds], gnn_val: Tensor
         windows (tuple[float], optional): Past windows in days; by default
             from the data's time step, as ``rdl baseline`` picks them.
         hops (int): Foreign-key hops of aggregates.
+        category_min_rows (int): Categories of the entity table that fewer
+            rows hold read as missing.
     """
     task_type = task.task_type
     refusal = blend_refusal(task_type, seeds["val"].label)
@@ -141,13 +148,15 @@ def fit_blend(db: Database, task: Task, seeds: dict[str, Seeds], gnn_val: Tensor
         raise ValueError(refusal)
     x, y = {}, {}
     for split in ("train", "val"):
-        features = seed_features(db, task, seeds[split], windows, hops, exclude_columns)
+        features = seed_features(db, task, seeds[split], windows, hops, exclude_columns,
+                                 category_min_rows)
         windows = features.windows  # the validation rows get the training rows' windows
         x[split], y[split] = features.frame, seeds[split].label.double().numpy()
     booster = booster_lib.fit(x["train"], y["train"], x["val"], y["val"], task_type,
                               booster_lib.BoosterSettings(seed=seed, num_threads=1))
     blend = BaselineBlend(booster.model_to_string(num_iteration=booster.best_iteration or None),
-                          1.0, task_type, tuple(windows), hops, exclude_columns)
+                          1.0, task_type, tuple(windows), hops, exclude_columns,
+                          category_min_rows=category_min_rows)
     prior = blend.score(x["val"])  # the validation features, not computed again
     target = seeds["val"].label
     target = target.long() if task_type == types.BINARY else target
@@ -216,21 +225,24 @@ def _resampled_auroc(score: Tensor, target: Tensor, counts: Tensor) -> Tensor:
 
 
 def seed_features(db: Database, task: Task, seeds: Seeds, windows: tuple[float, ...] | None,
-                  hops: int, exclude_columns: dict[str, list[str]]) -> Features:
+                  hops: int, exclude_columns: dict[str, list[str]],
+                  category_min_rows: int = 1) -> Features:
     """The baseline's features of every seed, at its own time: computed once
     per database, task and settings, since the blend and the model's input
     (``model.baseline_features``) both read them. Callers must not change
     the returned frame in place."""
     def key(windows: tuple[float, ...] | None) -> tuple:
         return (None if windows is None else tuple(windows), hops,
-                tuple(sorted((table, tuple(cols)) for table, cols in exclude_columns.items())))
+                tuple(sorted((table, tuple(cols)) for table, cols in exclude_columns.items())),
+                category_min_rows)
 
     for memo_db, memo_task, memo_key, features in seeds.feature_memo:
         if memo_db is db and memo_task is task and memo_key == key(windows):
             return features
     labels = pd.DataFrame({"id": seeds.ids.to_numpy(), "timestamp": seeds.timestamps})
     features = compute_features(db, task, labels, windows=windows, hops=hops,
-                                exclude_columns=exclude_columns)
+                                exclude_columns=exclude_columns,
+                                category_min_rows=category_min_rows)
     if features.frame.memory_usage().sum() <= MEMO_BYTES:  # a large split's would stay in RAM
         for asked in {key(windows), key(features.windows)}:  # None: the data's windows
             seeds.feature_memo.append((db, task, asked, features))

@@ -107,8 +107,9 @@ class RelationalDataModule(L.LightningDataModule):
         entity_category_min_rows (int): The categories of the task's entity
             table that fewer rows hold are unseen to the model (see
             :mod:`rdl.graph.rare_categories`), so that it cannot learn
-            entities by name (an id, a full name, a birth town); ``1`` keeps
-            every category. (default: :obj:`1`)
+            entities by name (an id, a full name, a birth town); the
+            LightGBM of the blend and of ``model.baseline_features`` reads
+            them as missing. ``1`` keeps every category. (default: :obj:`1`)
     """
 
     def __init__(

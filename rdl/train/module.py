@@ -202,7 +202,8 @@ class RelationalTask(L.LightningModule):
             return
         try:
             self.baseline_features, train.features = BaselineFeatures.fit(
-                datamodule.db, datamodule.task, train, datamodule.exclusions)
+                datamodule.db, datamodule.task, train, datamodule.exclusions,
+                category_min_rows=datamodule.entity_category_min_rows)
         except NoBaselineFeatures as exc:
             if setting is True:
                 raise NoBaselineFeatures(f"model.baseline_features: true, but {exc}; set it "
@@ -382,7 +383,8 @@ class RelationalTask(L.LightningModule):
         metric = next(iter(self.metrics["val"].values())).clone()
         self.blend = fit_blend(datamodule.db, datamodule.task, seeds,
                                self._gnn_scores(datamodule, seeds["val"]), metric,
-                               datamodule.exclusions, seed=datamodule.seed)
+                               datamodule.exclusions, seed=datamodule.seed,
+                               category_min_rows=datamodule.entity_category_min_rows)
         rank_zero_info(self.blend.describe())
         callback = trainer.checkpoint_callback
         if callback is not None and callback.best_model_path:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from rdl.baseline import BaselineResult, run_baseline
+from rdl.baseline.run import read_config
 from rdl.baseline.features import BaselineError
 from rdl.cli import main
 from rdl.testing.shops import BASE, DAY, make_feature_shop
@@ -81,6 +82,19 @@ def test_the_leakage_guard_of_the_data_section_holds_for_the_baseline(tmp_path, 
     assert any("birthday" in name for name in result.feature_names)  # honest: kept
     with pytest.raises(BaselineError, match="leakage_guard='strict' is not one of"):
         run_baseline({**config, "data": {**data, "leakage_guard": "strict"}})
+
+
+def test_the_category_floor_of_the_data_section_holds_for_the_baseline():
+    """`rdl baseline` reads `data.entity_category_min_rows` as `rdl fit` does; an
+    override wins, and a bad value is named."""
+    config = yaml.safe_load(open("configs/flights_to_ord.yaml"))
+    assert read_config(config)[1].entity_category_min_rows == 1
+    config["data"]["entity_category_min_rows"] = 10
+    assert read_config(config)[1].entity_category_min_rows == 10
+    assert read_config(config, {"entity_category_min_rows": 3})[1].entity_category_min_rows == 3
+    config["data"]["entity_category_min_rows"] = 0
+    with pytest.raises(BaselineError, match="entity_category_min_rows=0 must be a whole number"):
+        read_config(config)
 
 
 def test_regression_beats_the_train_mean():

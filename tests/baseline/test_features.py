@@ -247,3 +247,22 @@ def test_feature_table_keeps_the_label_rows(flights_db):
     assert table["planes.model"].dtype == "category"
     assert table["flights.tailnum.count_30d"].max() > 0
     assert not [c for c in table.columns if "->" in c]  # one hop only
+
+
+@pytest.mark.parametrize("min_rows", [1, 5, 40])
+def test_categories_few_entity_rows_hold_read_as_missing(flights_db, min_rows):
+    """`data.entity_category_min_rows` for LightGBM: a plane model that fewer than
+    `min_rows` planes fly is missing, as the GNN sees it; counted by brute force."""
+    task = Task(**yaml.safe_load(open("configs/flights_to_ord.yaml"))["task"])
+    table = feature_table(flights_db, task, "val", windows=[30], hops=1,
+                          category_min_rows=min_rows)
+    planes = flights_db["planes"].df.set_index("tailnum")
+    counts = planes["model"].value_counts()
+    models = table["tailnum"].map(planes["model"])
+    expected = [None if pd.isna(m) or counts[m] < min_rows else str(m) for m in models]
+    got = [None if pd.isna(m) else str(m) for m in table["planes.model"]]
+    assert got == expected
+    assert sorted(table["planes.model"].cat.categories) == sorted(
+        counts[counts >= min_rows].index.astype(str))
+    if min_rows == 40:
+        assert sum(m is None for m in got) > sum(pd.isna(m) for m in models)

@@ -15,8 +15,8 @@ from torchmetrics.regression import MeanAbsoluteError
 import rdl
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
-from rdl.train.blend import (BLEND_KEY, GNN_SHARES, _resampled_auroc, bagged_share,
-                             fit_blend)
+from rdl.train.blend import (BLEND_KEY, GNN_SHARES, BaselineBlend, _resampled_auroc,
+                             bagged_share, fit_blend)
 from rdl.train.callbacks import TaskCheckpoint
 
 TO_ORD = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
@@ -106,6 +106,25 @@ def test_predictor_and_test_apply_the_blend_of_the_checkpoint(blended_checkpoint
     tested = trainer.test(module, to_ord, verbose=False)[0]["test_auroc"]
     auroc = BinaryAUROC()(blended, seeds.label.long())
     assert float(auroc) == pytest.approx(tested, abs=1e-5)
+
+
+def test_the_blend_keeps_the_category_floor_it_was_fitted_with(to_ord):
+    """LightGBM in the blend reads rare categories as missing, as the GNN does
+    (`data.entity_category_min_rows`), at fit and at every later prior; a checkpoint
+    written before the setting reads as every category kept."""
+    seeds = splits(to_ord)
+    blend = fit_blend(to_ord.db, TO_ORD, seeds, torch.zeros(len(seeds["val"].label)),
+                      BinaryAUROC(), {}, seed=0, category_min_rows=40)
+    plain = blend.to_plain()
+    assert BaselineBlend.from_plain(plain).category_min_rows == 40
+    assert BaselineBlend.from_plain({k: v for k, v in plain.items()
+                                     if k != "category_min_rows"}).category_min_rows == 1
+    val = seeds["val"]
+    blend.prior(to_ord.db, TO_ORD, val)
+    replace(blend, category_min_rows=1).prior(to_ord.db, TO_ORD, val)
+    models = {key[-1]: features.frame["planes.model"]
+              for db, task, key, features in val.feature_memo}
+    assert models[40].isna().sum() > models[1].isna().sum()
 
 
 def test_too_few_validation_seeds_choose_no_blend(tmp_path):
