@@ -21,9 +21,9 @@ from torch_geometric.data import HeteroData
 from torch_geometric.typing import EdgeType
 
 from rdl.graph import SECONDS_PER_DAY
+from rdl.nn.keys import edge_key
 from rdl.nn.messages import MessageLayout
 from rdl.nn.timestamp_ages import timestamp_ages
-from rdl.nn.keys import edge_key
 
 
 @dataclass
