@@ -80,7 +80,34 @@ def slot_blocks(agg: Tensor, sizes: dict[str, tuple[int, int]]) -> dict[str, Ten
     return out
 
 
-AGGREGATIONS = ("mean", "sum", "max")
+AGGREGATIONS = ("mean", "sum", "max", "last")
+
+
+def message_times(rel_time: dict[str, Tensor], src: dict[str, Tensor]) -> Tensor:
+    r"""How long before its seed each message's source happened, ``[E]`` in the
+    order of :func:`gather_messages`; ``0`` for sources without times."""
+    return torch.cat([rel_time[nt].index_select(0, index) if nt in rel_time
+                      else index.new_zeros(index.shape, dtype=torch.float32)
+                      for nt, index in src.items()])
+
+
+def newest_weights(times: Tensor, slot: Tensor, num_slots: int) -> Tensor:
+    r"""The weight of each message in a *last* aggregation: one over the number
+    of ties for the messages whose source is the newest of their slot (the
+    smallest time before the seed), zero for the others, so that a weighted
+    sum yields the newest neighbour (the mean of ties, all of them where the
+    sources have no times).
+
+    Args:
+        times (Tensor): Each message's source time before its seed ``[E]``.
+        slot (Tensor): Each message's slot ``[E]``.
+        num_slots (int): Number of slots.
+    """
+    newest = times.new_full((num_slots,), float("inf"))
+    newest = newest.scatter_reduce(0, slot, times, "amin", include_self=True)
+    is_newest = (times == newest.index_select(0, slot)).to(times.dtype)
+    ties = times.new_zeros(num_slots).index_add(0, slot, is_newest)
+    return is_newest / ties.index_select(0, slot).clamp(min=1.0)
 
 
 def prefix(x: Tensor, num: int) -> Tensor:

@@ -11,6 +11,8 @@ from rdl.nn.messages import (
     AGGREGATIONS,
     MessageLayout,
     gather_messages,
+    message_times,
+    newest_weights,
     prefix,
     slot_blocks,
 )
@@ -39,9 +41,11 @@ class HeteroSAGEConv(torch.nn.Module):
         edge_types (list[tuple]): All edge types.
         dst_types (list[str]): Node types this layer updates.
         channels (int): Input and output channels.
-        aggr (str, optional): :obj:`"mean"`, :obj:`"sum"` or :obj:`"max"`, or
-            several joined by ``+`` (e.g. :obj:`"mean+max"`), whose results
-            are concatenated per edge type. (default: :obj:`"mean"`)
+        aggr (str, optional): :obj:`"mean"`, :obj:`"sum"`, :obj:`"max"` or
+            :obj:`"last"` (the newest neighbour before the seed, by
+            :attr:`PackedBatch.rel_time`; the mean of ties), or several joined
+            by ``+`` (e.g. :obj:`"mean+last"`), whose results are concatenated
+            per edge type. (default: :obj:`"mean"`)
 
     Shapes:
         - **input:** node features :math:`(N_t, C)` per type and a
@@ -71,7 +75,11 @@ class HeteroSAGEConv(torch.nn.Module):
         sizes = {nt: (inv_degree[nt].size(0), len(self.layout.incoming[nt]))
                  for nt in self.layout.node_types}
         num_rows = sum(num for num, _ in sizes.values())
-        blocks = [slot_blocks(_aggregate_slots(kind, msg, slot, weight, num_rows,
+        weights = {"mean": weight}
+        if "last" in self.kinds:
+            times = message_times(batch.rel_time, batch.msg_src[layer])
+            weights["last"] = newest_weights(times, slot, num_rows * self.layout.width)
+        blocks = [slot_blocks(_aggregate_slots(kind, msg, slot, weights.get(kind), num_rows,
                                                self.layout.width), sizes)
                   for kind in self.kinds]
         out = {}
@@ -85,14 +93,15 @@ class HeteroSAGEConv(torch.nn.Module):
         return f"{self.__class__.__name__}(aggr={self.aggr!r}, dst_types={len(self.dst_types)})"
 
 
-def _aggregate_slots(kind: str, msg: Tensor, slot: Tensor, weight: Tensor, num_rows: int,
-                     width: int) -> Tensor:
-    # One aggregation of all messages into the [num_rows, width, C] slot tensor.
+def _aggregate_slots(kind: str, msg: Tensor, slot: Tensor, weight: Tensor | None,
+                     num_rows: int, width: int) -> Tensor:
+    # One aggregation of all messages into the [num_rows, width, C] slot tensor;
+    # `weight` weighs each message for "mean" and "last".
     agg = msg.new_zeros((num_rows, width, msg.size(1)))
     flat = agg.view(-1, msg.size(1))
     if kind == "max":
         index = slot.unsqueeze(-1).expand_as(msg)
         flat.scatter_reduce_(0, index, msg, "amax", include_self=False)
     else:
-        flat.index_add_(0, slot, msg * weight.unsqueeze(-1) if kind == "mean" else msg)
+        flat.index_add_(0, slot, msg if weight is None else msg * weight.unsqueeze(-1))
     return agg

@@ -26,9 +26,10 @@ class ModelSettings:
         gnn (str): ``"sage"``, ``"gat"`` or ``"hgt"``. (default: ``"sage"``)
         num_layers (int): Message passing layers; give the data one fan-out
             per layer. (default: :obj:`2`)
-        aggr (str): ``"mean"``, ``"sum"``, ``"max"`` or a ``+``-joined
-            combination (e.g. ``"mean+max"``): neighbour aggregation of
-            ``"sage"``. (default: ``"mean"``)
+        aggr (str): ``"mean"``, ``"sum"``, ``"max"``, ``"last"`` (the newest
+            neighbour before the seed) or a ``+``-joined combination (e.g.
+            ``"mean+last"``): neighbour aggregation of ``"sage"``.
+            (default: ``"mean"``)
         heads (int): Attention heads of ``"gat"``/``"hgt"``. (default: :obj:`4`)
         dropout (float): Dropout. (default: :obj:`0.0`)
         encoder (str): Row encoder: ``"mlp"`` (right-sized, fused per stype),

@@ -78,7 +78,7 @@ CONFIGS = [
     dict(task_type="multiclass", out_channels=3, shallow_types=["customers"]),
     dict(task_type="recommendation", item_type="items", rec_head="two_tower"),
     dict(task_type="recommendation", item_type="items", rec_head="idgnn"),
-    dict(temporal_stats=True, past_labels=True, aggr="mean+max+sum"),
+    dict(temporal_stats=True, past_labels=True, aggr="mean+max+sum+last"),
     dict(seed_features=5),
     dict(timestamp_ages=True),
 ]

@@ -62,6 +62,34 @@ def test_sage_matches_heteroconv_of_sageconv(aggr):
         torch.testing.assert_close(out[nt], expected[nt], atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_last_aggregation_takes_each_slots_newest_neighbour(seed):
+    data, x, edge_index = tiny_graph(seed)
+    g = torch.Generator().manual_seed(seed)
+    data["a"].seed_time = torch.tensor([100, 90])
+    for nt in ("a", "b"):  # few distinct times, so that some neighbours tie; c has none
+        data[nt].time = torch.randint(3, (NUM[nt],), generator=g) * 10
+    conv = HeteroSAGEConv(NODE_TYPES, EDGE_TYPES, NODE_TYPES, C, "last")
+    out = conv(x, packed(data), 0)
+    times = {nt: data[nt].time for nt in ("a", "b")}
+    for nt in DST_TYPES:
+        blocks = []
+        for et in conv.layout.incoming[nt]:
+            src, dst = edge_index[et]
+            block = torch.zeros(NUM[nt], C)
+            for i in range(NUM[nt]):
+                sources = src[dst == i]
+                if sources.numel() == 0:
+                    continue
+                if et[0] in times:  # all sources belong to seed 0: the newest is the latest
+                    when = times[et[0]][sources]
+                    sources = sources[when == when.max()]
+                block[i] = x[et[0]][sources].mean(0)
+            blocks.append(block)
+        expected = conv.lin[type_key(nt)](torch.cat(blocks + [x[nt]], dim=1))
+        torch.testing.assert_close(out[nt], expected, atol=1e-5, rtol=1e-5)
+
+
 def test_gat_matches_heteroconv_of_gatv2conv():
     data, x, edge_index = tiny_graph(1)
     heads = 2
