@@ -69,9 +69,9 @@ class RelationalModel(torch.nn.Module):
     ):
         super().__init__()
         spec = graph if isinstance(graph, GraphSpec) else GraphSpec.from_data(graph)
-        cfg = ModelSettings.coerce(settings, **overrides)
-        self.spec, self.settings = spec, cfg
         self.task_type = check_choice("task_type", task_type, TASK_TYPES)
+        cfg = ModelSettings.coerce(settings, **overrides).resolved(task_type)
+        self.spec, self.settings = spec, cfg
         check_choice("seed_type", seed_type, spec.node_types)
         for nt in cfg.shallow_types or []:
             check_choice("shallow_types entry", nt, spec.node_types)

@@ -217,7 +217,7 @@ class RelationalTask(L.LightningModule):
         """Creates the model, its batch transform and the metrics for ``info``."""
         hp = self.hparams
         self.info = info
-        net = self.net
+        net = self._resolve_aggr(info.task_type)
         self.model = RelationalModel(
             info.spec, seed_type=info.seed_type, task_type=info.task_type,
             out_channels=info.out_channels, item_type=info.item_type, settings=net,
@@ -243,6 +243,18 @@ class RelationalTask(L.LightningModule):
                 num_classes=info.out_channels if info.task_type == types.MULTICLASS else None,
                 k=task.top_k,
             ))
+
+    def _resolve_aggr(self, task_type: str) -> ModelSettings:
+        """The settings with ``aggr: auto`` made concrete, stored so that the
+        checkpoint carries the aggregation its weights were trained with."""
+        net = self.net.resolved(task_type)
+        if net.aggr != self.net.aggr and net.gnn == "sage":
+            rank_zero_info(f"aggr auto: {net.aggr} for a {task_type} task (mean+last for binary "
+                           "tasks, mean for others); model.net.aggr sets it")
+        if net.aggr != self.net.aggr:
+            self.net = net
+            self.hparams["net"] = net.to_plain()
+        return net
 
     @property
     def batch_transform(self):

@@ -145,6 +145,21 @@ def test_errors_name_argument_value_and_choices(shop):
         make(shop, shallow_types=["users"])
 
 
+@pytest.mark.parametrize("task_type,extra,aggr", [
+    ("binary", {}, "mean+last"), ("regression", {}, "mean"),
+    ("multiclass", {"out_channels": 3}, "mean"),
+    ("recommendation", {"item_type": "items"}, "mean"),
+])
+def test_auto_aggregation_adds_the_newest_neighbour_for_binary_tasks_only(
+        shop, task_type, extra, aggr):
+    model = make(shop, task_type=task_type, **extra)  # aggr: auto, the default
+    assert model.settings.aggr == aggr
+    assert {conv.aggr for conv in model.gnn.convs} == {aggr}
+    assert make(shop, task_type=task_type, aggr="max", **extra).settings.aggr == "max"
+    with pytest.raises(ValueError, match="'auto' picks the whole aggregation"):
+        make(shop, task_type=task_type, aggr="auto+last", **extra)
+
+
 def test_forward_wants_a_packed_batch(shop, raw):
     with pytest.raises(TypeError, match=r"takes a PackedBatch \(got HeteroData\); pass "
                                         r"model.pack\(batch\)"):

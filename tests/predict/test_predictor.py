@@ -153,6 +153,16 @@ def test_recommender_beats_recommending_the_most_popular_items(recommender, flig
     assert model.evaluate("val")["map@10"] > float(baseline.compute())  # measured: 0.46 vs 0.18
 
 
+def test_checkpoints_store_the_aggregation_that_auto_chose(binary_checkpoint, recommender):
+    import torch
+
+    # Concrete in the file: a later change of what `auto` picks cannot misread old weights.
+    stored = torch.load(binary_checkpoint, weights_only=True)["hyper_parameters"]["net"]
+    assert stored["aggr"] == "mean+last"
+    model, _ = recommender
+    assert model.module.hparams["net"]["aggr"] == model.module.model.settings.aggr == "mean"
+
+
 def test_event_level_model_sees_past_labels_and_predicts_from_a_notebook(tmp_path, flights_db):
     task = Task(query="PREDICT flights.dep_time IS NULL FOR EACH flights._pk",
                 val_timestamp="2013-10-01", test_timestamp="2013-11-01")
