@@ -248,10 +248,10 @@ class RelationalTask(L.LightningModule):
         """The settings with ``aggr: auto`` made concrete, stored so that the
         checkpoint carries the aggregation its weights were trained with."""
         net = self.net.resolved(task_type)
-        if net.aggr != self.net.aggr and net.gnn == "sage":
-            rank_zero_info(f"aggr auto: {net.aggr} for a {task_type} task (mean+last for binary "
-                           "tasks, mean for others); model.net.aggr sets it")
         if net.aggr != self.net.aggr:
+            if net.gnn == "sage":  # the other GNNs do not aggregate this way
+                rank_zero_info(f"aggr auto: {net.aggr} for a {task_type} task (mean+last for "
+                               "binary tasks, mean for others); model.net.aggr sets it")
             self.net = net
             self.hparams["net"] = net.to_plain()
         return net
