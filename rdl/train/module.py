@@ -46,6 +46,7 @@ from rdl.train.past_labels import shows_past_labels
 HIGHER_IS_BETTER = {"auroc", "average_precision", "accuracy", "f1", "r2", "map", "precision",
                     "recall", "ndcg"}
 MIN_WARMUP_STEPS = 5  # Adam's moment estimates need a few steps before the full lr
+AUTO_LR, AUTO_LR_CHANNELS = 0.003, 64  # lr "auto": 0.003 up to 64 channels, less above
 
 
 class RelationalTask(L.LightningModule):
@@ -76,7 +77,13 @@ class RelationalTask(L.LightningModule):
         temporal_stats (bool): Give every node its temporal in-degrees, window
             counts and recency per incoming edge type, counted over all its
             neighbours, not only the sampled ones. (default: :obj:`True`)
-        lr (float): Peak AdamW learning rate. (default: :obj:`0.003`)
+        lr (float or str): Peak AdamW learning rate. ``"auto"``: 0.003 for
+            up to 64 hidden channels and ``0.003 * 64 / channels`` above, since
+            Adam moves every weight by about ``lr`` a step and a layer's output
+            by about ``lr`` times its width. At 0.003, channels 128 with 3
+            layers lost 2.7 test AUROC points to the default on the 1k-customer
+            shop; at 0.0015 it gained 0.5 (benchmarks/REPORT.md). A number is used
+            as given. (default: ``"auto"``)
         weight_decay (float): AdamW's decoupled weight decay of the weight
             matrices and embeddings (biases and norms are not decayed, as in
             nanoGPT). Each step shrinks them by ``lr * weight_decay``: about
@@ -130,7 +137,7 @@ class RelationalTask(L.LightningModule):
         self,
         net: ModelSettings = ModelSettings(),
         exclude_seen: bool | Literal["auto"] = "auto",
-        lr: float = 0.003,
+        lr: float | Literal["auto"] = "auto",
         weight_decay: float = 0.01,
         lr_schedule: Literal["cosine", "constant"] = "constant",
         warmup: float = 0.05,
@@ -142,6 +149,7 @@ class RelationalTask(L.LightningModule):
     ) -> None:
         super().__init__()
         check_compile_setting(compile)
+        check_lr_setting(lr)
         if lr_schedule not in ("cosine", "constant"):
             raise ValueError(f"lr_schedule={lr_schedule!r} is not 'cosine' or 'constant'")
         if not (0.0 <= warmup < 1.0 and 0.0 <= lr_floor <= 1.0):
@@ -329,7 +337,11 @@ class RelationalTask(L.LightningModule):
         params = [p for p in self.parameters() if p.requires_grad]
         groups = [{"params": [p for p in params if p.dim() >= 2]},
                   {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-        optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=hp.lr,
+        lr = resolve_lr(hp.lr, self.net.channels)
+        if hp.lr == "auto" and lr != AUTO_LR:
+            rank_zero_info(f"lr auto: {lr:g} for {self.net.channels} channels (0.003 up to 64 "
+                           "channels, 0.003 * 64 / channels above); model.lr sets it")
+        optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=lr,
                                       weight_decay=hp.weight_decay, fused=_fusable(params))
         if hp.lr_schedule == "constant":
             return optimizer
@@ -583,6 +595,21 @@ class RelationalTask(L.LightningModule):
         k = info.make_task().top_k or 10
         return loss_and_topk(self.model, out, batch, k, self.exclude_seen, with_loss,
                              with_predictions)
+
+
+def check_lr_setting(setting: object) -> None:
+    """Raises unless ``setting`` is ``"auto"`` or a positive number."""
+    if setting == "auto":
+        return
+    if isinstance(setting, bool) or not isinstance(setting, (int, float)) or not setting > 0:
+        raise ValueError(f"lr={setting!r} must be a positive number or 'auto'")
+
+
+def resolve_lr(setting: float | str, channels: int) -> float:
+    """The learning rate of ``setting`` for a model ``channels`` wide."""
+    if setting != "auto":
+        return float(setting)
+    return AUTO_LR * min(1.0, AUTO_LR_CHANNELS / channels)
 
 
 def warmup_steps(total: int, warmup: float) -> int:

@@ -77,7 +77,7 @@ def test_model_settings_a_checkpoint_replaces_are_named(trained):
                "--trainer.logger", "false", cwd=trained)  # the run's metrics.csv untouched
     assert done.returncode == 0, done.stderr[-3000:]
     assert ("rdl validate: the checkpoint's model settings are used, so these given ones are "
-            "not: model.lr 0.5 (the checkpoint's: 0.003)") in done.stderr
+            "not: model.lr 0.5 (the checkpoint's: 'auto')") in done.stderr
     assert "net.channels" not in done.stderr  # given as 32, and trained with 32
 
 
@@ -119,7 +119,8 @@ def test_defaults_hold_up_on_small_data(tmp_path, monkeypatch):
     assert cli.trainer.gradient_clip_val == 1.0
     assert cli.datamodule.min_steps_per_epoch == 20
     hp = cli.model.hparams
-    assert (hp.lr_schedule, hp.warmup, hp.lr_floor, hp.weight_decay) == ("constant", 0.05, 0.1, 0.01)
+    assert (hp.lr, hp.lr_schedule, hp.warmup, hp.lr_floor, hp.weight_decay) == (
+        "auto", "constant", 0.05, 0.1, 0.01)
     assert cli.trainer.early_stopping_callback.patience == 5
 
 

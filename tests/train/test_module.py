@@ -8,6 +8,7 @@ import torch
 
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
+from rdl.nn import ModelSettings
 from rdl.train.module import warmup_cosine, warmup_steps
 
 LR = 0.003
@@ -106,6 +107,23 @@ def test_training_without_a_known_end_falls_back_to_a_constant_lr():
 def test_bad_schedule_options_are_rejected(hparams, match):
     with pytest.raises(ValueError, match=match):
         RelationalTask(**hparams)
+
+
+@pytest.mark.parametrize("channels, lr, expected", [
+    (16, "auto", 0.003), (64, "auto", 0.003), (128, "auto", 0.0015), (256, "auto", 0.00075),
+    (128, 0.01, 0.01),  # a number is used as given, whatever the width
+])
+def test_auto_lr_shrinks_with_the_width_above_64_channels(channels, lr, expected):
+    task = attached(L.Trainer(max_steps=10, logger=False), lr=lr, lr_schedule="constant",
+                    net=ModelSettings(channels=channels))
+    optimizer = task.configure_optimizers()
+    assert [group["lr"] for group in optimizer.param_groups] == pytest.approx([expected] * 2)
+
+
+@pytest.mark.parametrize("lr", [0, -0.1, "fast", True, None])
+def test_a_bad_lr_is_rejected(lr):
+    with pytest.raises(ValueError, match=f"lr={lr!r} must be a positive number or 'auto'"):
+        RelationalTask(lr=lr)
 
 
 class RecordLearningRate(L.Callback):
