@@ -339,8 +339,9 @@ class RelationalTask(L.LightningModule):
                   {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
         lr = resolve_lr(hp.lr, self.net.channels)
         if hp.lr == "auto" and lr != AUTO_LR:
-            rank_zero_info(f"lr auto: {lr:g} for {self.net.channels} channels (0.003 up to 64 "
-                           "channels, 0.003 * 64 / channels above); model.lr sets it")
+            rank_zero_info(f"lr auto: {lr:g} for {self.net.channels} channels ({AUTO_LR:g} up "
+                           f"to {AUTO_LR_CHANNELS} channels, {AUTO_LR:g} * {AUTO_LR_CHANNELS} / "
+                           "channels above); model.lr sets it")
         optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=lr,
                                       weight_decay=hp.weight_decay, fused=_fusable(params))
         if hp.lr_schedule == "constant":

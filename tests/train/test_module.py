@@ -6,9 +6,9 @@ import lightning as L
 import pytest
 import torch
 
+from rdl.nn import ModelSettings
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
-from rdl.nn import ModelSettings
 from rdl.train.module import warmup_cosine, warmup_steps
 
 LR = 0.003
