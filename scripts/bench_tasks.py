@@ -23,11 +23,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
 # Every bundled task, then the other data shapes (configs/retail_*_{small,norepeat,wide},
-# retail_churn_small_norepeat).
-TASKS = ("flights_to_ord", "airport_departures", "flight_cancellation", "plane_destinations",
-         "retail_churn", "retail_fraud", "retail_recommendation", "retail_churn_small",
-         "retail_churn_norepeat", "retail_recommendation_norepeat", "retail_churn_wide",
-         "retail_churn_small_norepeat")
+# retail_churn_small_norepeat), then customer value (regression) on the large and small shop.
+TASKS = ("flights_to_ord", "airport_departures", "airport_arrivals", "flight_cancellation",
+         "plane_destinations", "retail_churn", "retail_fraud", "retail_recommendation",
+         "retail_churn_small", "retail_churn_norepeat", "retail_recommendation_norepeat",
+         "retail_churn_wide", "retail_churn_small_norepeat", "retail_ltv", "retail_ltv_small")
 # Small-data tasks, judged by their own goal (within 1 point of the baseline).
 SMALL = ("retail_churn_small", "retail_churn_small_norepeat")
 

@@ -90,6 +90,26 @@ def test_small_config_has_about_a_thousand_customers(tmp_path, monkeypatch):
         assert 100 < len(labels) and 0 < labels.sum() < len(labels)
 
 
+def test_small_value_config_labels_next_months_spend(tmp_path, monkeypatch):
+    """retail_ltv_small: every customer who bought in the 30 days before t, labelled with
+    what they spend in the 30 days after, against pandas."""
+    monkeypatch.setenv("RDL_HOME", str(tmp_path))
+    run = RunData.from_config(CONFIGS / "retail_ltv_small.yaml")
+    db = rdl.connect(run.source)
+    orders = db["transactions"].df
+    table = run.task.table(db, "test")
+    t = pd.Timestamp(run.task.test_timestamp)
+    month = pd.Timedelta(days=30)
+    before = orders[(orders["t_dat"] > t - month) & (orders["t_dat"] <= t)]
+    after = orders[(orders["t_dat"] > t) & (orders["t_dat"] <= t + month)]
+    want = after.groupby("customer_id")["price"].sum().reindex(
+        sorted(before["customer_id"].unique()), fill_value=0.0)
+    got = table.set_index("customer_id")["label"].sort_index()
+    assert run.task.task_type == "regression" and len(got) > 100
+    assert got.index.tolist() == want.index.tolist()
+    np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-9)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"customers": 50}, "transactions=10,000 is too many for 50 customers"),
     ({"customers": 49}, "customers=49 is too small"),
