@@ -16,7 +16,7 @@ import rdl
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
 from rdl.train.blend import (BLEND_KEY, GNN_SHARES, BaselineBlend, _resampled_auroc,
-                             bagged_share, fit_blend)
+                             bagged_share, blend_refusal, fit_blend)
 from rdl.train.callbacks import TaskCheckpoint
 
 TO_ORD = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
@@ -137,6 +137,14 @@ def test_too_few_validation_seeds_choose_no_blend(tmp_path):
     assert module.blend is None
     with pytest.raises(ValueError, match="60 validation seeds are too few"):
         fit_blend(dm.db, TO_ORD, splits(dm), torch.zeros(60), BinaryAUROC(), {}, seed=0)
+
+
+def test_regression_chooses_its_share_on_fewer_validation_seeds():
+    values = torch.linspace(0.0, 5.0, 60)
+    assert blend_refusal("regression", values) is None
+    assert "40 validation seeds are too few" in blend_refusal("regression", values[:40])
+    assert "60 validation seeds are too few" in blend_refusal("binary", (values > 2).float())
+    assert blend_refusal("binary", torch.arange(100) % 2 == 0) is None
 
 
 def test_blending_can_be_turned_off(to_ord, tmp_path):
