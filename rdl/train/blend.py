@@ -37,9 +37,8 @@ from rdl.tasks import Task, task_types as types
 from rdl.train.seeds import Seeds
 
 BLEND_KEY = "rdl_blend"
-BLENDABLE = (types.BINARY, types.REGRESSION)
 GNN_SHARES = tuple(i / 10 for i in range(10, -1, -1))  # from GNN alone to LightGBM alone
-# fewest validation seeds a share may be chosen on, per task type
+# the task types a blend serves, and the fewest validation seeds each may choose a share on
 MIN_VAL_SEEDS = {types.BINARY: 100, types.REGRESSION: 50}
 BOOTSTRAP_ROUNDS = 100
 _EPS = 1e-6
@@ -115,7 +114,7 @@ class BaselineBlend:
 
 def blend_refusal(task_type: str, val_label: Tensor) -> str | None:
     """Why a task or validation split cannot choose a blend; ``None`` if it can."""
-    if task_type not in BLENDABLE:
+    if task_type not in MIN_VAL_SEEDS:
         return f"a {task_type} task is not blended (only binary and regression are)"
     if len(val_label) < MIN_VAL_SEEDS[task_type]:
         return (f"no blend with LightGBM: {len(val_label)} validation seeds are too few to "

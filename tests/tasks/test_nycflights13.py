@@ -2,15 +2,13 @@
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from rdl.tasks import Task
-
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+from rdl.tasks.run_data import RunData
+from rdl.testing.cli import CONFIGS
 
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("rdl.datasets.nycflights13") is None,
@@ -63,15 +61,13 @@ def test_airport_departures_next_7_days(flights_db):
 def test_airport_arrivals_bundled_config(flights_db):
     """The bundled regression config with a test split of many entities: every destination
     with an arrival in the week before t, labelled with its arrivals in the week after."""
-    config = yaml.safe_load((CONFIGS / "airport_arrivals.yaml").read_text())
-    task = Task(**config["task"])
+    task = RunData.from_config(CONFIGS / "airport_arrivals.yaml").task
     flights = flights_db["flights"].df
     test = task.table(flights_db, "test")
     assert task.task_type == "regression"
     t = pd.Timestamp("2013-12-01")
     assert set(test["timestamp"]) == {t}
-    before = flights[(flights["time_hour"] > t - pd.Timedelta(days=7))
-                     & (flights["time_hour"] <= t)]
+    before = in_window(flights, t - pd.Timedelta(days=7), 7)
     # destinations missing from the airports table (San Juan, ...) are no entities
     active = set(before["dest"]) & set(flights_db["airports"].df["faa"])
     want = in_window(flights, t, 7).groupby("dest").size().reindex(sorted(active), fill_value=0)
