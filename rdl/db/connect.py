@@ -147,14 +147,18 @@ def build_database(
     check_schema_names(overrides, {name: info.columns for name, info in infos.items()})
     options.check_names(infos)
     kept = {name: info for name, info in infos.items() if name not in overrides.drop_tables}
-    issues: list[DataIssue] = []
     frames: dict[str, pd.DataFrame] = {}
     keys: dict[str, str] = {}
     key_columns: dict[str, tuple[str, ...]] = {}
     times: dict[str, str | None] = {}
     specs: dict[str, TimeColumn | None] = {}
     inherited: dict[str, tuple[InheritedTime, ForeignKey]] = {}
-    foreign_keys = {name: _foreign_keys(info, overrides, kept) for name, info in kept.items()}
+    issues: list[DataIssue] = []
+    foreign_keys = {name: _foreign_keys(info, overrides, kept, issues)
+                    for name, info in kept.items()}
+    unlinked: dict[str, set[str]] = {}
+    for issue in issues:
+        unlinked.setdefault(issue.table, set()).update(issue.column.split("+"))
     for name, info in kept.items():
         ov = overrides.for_table(name)
         pk = info.primary_key if ov.primary_key is UNSET else _as_tuple(ov.primary_key)
@@ -165,8 +169,11 @@ def build_database(
                                                              foreign_keys[name]))
             declared_time = None
         if declared_time is UNSET:
+            # A column of a key of several may be the row's time: a partitioned table's
+            # key must hold its partition column (payment_date, payment_id).
+            single_key = set(pk) if len(pk) == 1 else set()
             candidates = [c for c in info.columns
-                          if c not in set(pk) | fk_cols | set(ov.drop_columns)]
+                          if c not in single_key | fk_cols | set(ov.drop_columns)]
             chosen = infer_time_column(source, info, candidates)
             declared_time = TimeColumn(chosen) if chosen else None
         time = declared_time.column if declared_time else None
@@ -214,7 +221,7 @@ def build_database(
     tables = {}
     for name, df in frames.items():
         ov = overrides.for_table(name)
-        not_features = {keys[name], *key_columns[name], *links[name]}
+        not_features = {keys[name], *key_columns[name], *links[name], *unlinked.get(name, ())}
         for fk in foreign_keys[name]:
             not_features.update(fk.columns)
         not_features.discard(times[name])  # the row's time is always a feature
@@ -233,11 +240,14 @@ def _as_tuple(pk: str | tuple[str, ...] | None) -> tuple[str, ...]:
 
 
 def _foreign_keys(
-    info: TableInfo, overrides: SchemaOverrides, tables: dict[str, TableInfo]
+    info: TableInfo, overrides: SchemaOverrides, tables: dict[str, TableInfo],
+    issues: list[DataIssue],
 ) -> list[ForeignKey]:
     """Reflected keys, replaced or removed by declared ones on the same columns;
     keys into dropped tables, and reflected keys over dropped columns, are
-    left out."""
+    left out. A reflected key into a table the database lacks (MySQL accepts
+    one with ``FOREIGN_KEY_CHECKS=0``) is left out too, reported in ``issues``;
+    a declared one is an error."""
     ov = overrides.for_table(info.name)
     merged = {fk.columns: fk for fk in info.foreign_keys
               if not set(fk.columns) & set(ov.drop_columns)}
@@ -249,12 +259,26 @@ def _foreign_keys(
         if fk.table not in tables:
             if fk.table in overrides.drop_tables:
                 continue
+            if cols not in ov.foreign_keys:
+                issues.append(_unlinked_key(info.name, cols, fk.table, tables))
+                continue
             raise SchemaError(
                 f"Foreign key {info.name}.{'+'.join(cols)} references table "
                 f"{fk.table!r}, which does not exist; tables are {sorted(tables)}."
             )
         result.append(fk)
     return result
+
+
+def _unlinked_key(name: str, columns: tuple[str, ...], missing: str,
+                  tables: dict[str, TableInfo]) -> DataIssue:
+    """The report of a reflected foreign key into a table that does not exist."""
+    column = "+".join(columns)
+    return DataIssue(
+        "missing_parent_table", name, column, 0, "link left out, column not a feature",
+        f"the database declares a foreign key to table {missing!r}, which does not exist "
+        f"(tables: {', '.join(sorted(tables))}); to link it elsewhere declare "
+        f"'foreign_keys: {{{columns[0]}: <table>}}' for {name!r} in a schema file")
 
 
 def _inherited_key(name: str, spec: InheritedTime, keys: list[ForeignKey]) -> ForeignKey:
@@ -378,7 +402,8 @@ def _parse_time_column(
     if bad:
         issues.append(DataIssue(
             "unparseable_time", name, spec.column, bad, "rows dropped",
-            "time value could not be parsed as a date/time",
+            "time value could not be parsed as a date/time, or lies outside 1677-2262 "
+            "(an open end such as 9999-12-31 or infinity)",
         ))
     missing = int(parsed.isna().sum()) - bad
     if missing:

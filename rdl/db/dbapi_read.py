@@ -63,7 +63,8 @@ def rows_to_table(chunks: Iterable[Sequence[Sequence]], columns: list[dict]) -> 
     rows, each chunk typed on its own and the chunks promoted to one type."""
     names = [c["name"] for c in columns]
     types = [_arrow_type(c["type"]) for c in columns]
-    batches = [_rows_to_arrow(rows, names, types) for rows in chunks]
+    bits = [getattr(c["type"], "__visit_name__", "") == "BIT" for c in columns]
+    batches = [_rows_to_arrow(rows, names, types, bits) for rows in chunks]
     if not batches:  # no values to infer from: the declared types
         return pa.schema([(c["name"], _declared_type(c["type"])) for c in columns]).empty_table()
     try:
@@ -98,9 +99,16 @@ def forget_unread_rows(cursor: Any) -> None:
 
 
 def _rows_to_arrow(rows: Sequence[Sequence], names: list[str],
-                   types: list[pa.DataType | None]) -> pa.Table:
+                   types: list[pa.DataType | None], bits: list[bool]) -> pa.Table:
+    """One chunk of rows as Arrow; a MySQL ``BIT(n)`` column, whose values
+    the driver gives as bytes, as the whole numbers they spell (``BIT(1)``
+    is MySQL's usual flag)."""
     arrays = []
-    for values, arrow_type in zip(_transpose(rows, len(names)), types):
+    for values, arrow_type, bit in zip(_transpose(rows, len(names)), types, bits):
+        if bit:
+            values = [int.from_bytes(v, "big") if isinstance(v, (bytes, bytearray)) else v
+                      for v in values]
+            arrow_type = pa.int64()
         first = next((v for v in values if v is not None), None)
         if isinstance(first, (bytes, bytearray, memoryview)):
             arrow_type = None  # binary content whatever the declared type

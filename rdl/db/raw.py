@@ -85,7 +85,7 @@ def read_frame(
     pool = pa.default_memory_pool()
     pool.release_unused()  # Arrow's allocator keeps freed pages (e.g. the reader's) otherwise
     num_rows = data.num_rows
-    data, issues = _usable_columns(info.name, data)
+    data, issues = _usable_columns(info, data)
     converted = {}
     while data.num_columns:  # one column at a time, each freed once pandas has it
         # via a one-column table: pandas gets its own writable copy, not a view of Arrow's
@@ -101,18 +101,34 @@ def read_frame(
     return pd.DataFrame(converted, copy=False), issues
 
 
-def _usable_columns(name: str, data: pa.Table) -> tuple[pa.Table, list[DataIssue]]:
+def _usable_columns(info: TableInfo, data: pa.Table) -> tuple[pa.Table, list[DataIssue]]:
+    """``data`` without its binary columns (each reported, by its SQL type
+    where the source knows it: BLOB, geometry), decimals as floats, UUIDs and
+    unsigned 64-bit numbers past int64 (hash ids) as text, and
+    durations (SQL ``TIME``/``INTERVAL`` as drivers give them) and times of
+    day as seconds, which a model reads as numbers."""
     issues: list[DataIssue] = []
     keep = {}
     for i, f in enumerate(data.schema):
         if (pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)
                 or pa.types.is_fixed_size_binary(f.type)):
+            shown = info.source_types.get(f.name, f.type)
             issues.append(DataIssue(
-                "unsupported_column", name, f.name, data.num_rows, "column dropped",
-                f"binary column (type {f.type}) cannot be a feature",
+                "unsupported_column", info.name, f.name, data.num_rows, "column dropped",
+                f"binary column (type {shown}) cannot be a feature",
             ))
         elif pa.types.is_decimal(f.type):
             keep[f.name] = pc.cast(data.column(i), pa.float64())
+        elif pa.types.is_uint64(f.type) and (pc.max(data.column(i)).as_py() or 0) >= 2**63:
+            # Past int64: a 64-bit hash id, as text (as a float, ids would collide)
+            keep[f.name] = pc.cast(data.column(i), pa.string())
+        elif isinstance(f.type, pa.UuidType):  # PostgreSQL's uuid keys, as their text
+            keep[f.name] = pa.chunked_array(
+                [[None if v is None else str(v) for v in data.column(i).to_pylist()]],
+                pa.string())
+        elif (pa.types.is_duration(f.type) or pa.types.is_time(f.type)
+              or pa.types.is_interval(f.type)):
+            keep[f.name] = _seconds(data.column(i), f.type)
         else:
             keep[f.name] = data.column(i)
     return (pa.table(keep) if keep else pa.table({})), issues
@@ -122,3 +138,19 @@ def _nullable_integers(arrow_type: pa.DataType):
     if pa.types.is_integer(arrow_type):
         return pd.Int64Dtype()
     return None
+
+
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+_MONTH_S = 365.25 / 12 * 86_400
+
+
+def _seconds(column: pa.ChunkedArray, arrow_type: pa.DataType) -> pa.ChunkedArray:
+    """A duration, a time of day (since midnight) or a calendar interval
+    (DuckDB's; a month as its average, 30.44 days) as float seconds."""
+    if pa.types.is_interval(arrow_type):
+        return pa.chunked_array([[
+            None if v is None else v.months * _MONTH_S + v.days * 86_400 + v.nanoseconds / 1e9
+            for v in column.to_pylist()]], pa.float64())
+    whole = pc.cast(column, pa.int64() if pa.types.is_duration(arrow_type) or
+                    arrow_type.bit_width == 64 else pa.int32())
+    return pc.divide(pc.cast(whole, pa.float64()), float(_PER_SECOND[arrow_type.unit]))

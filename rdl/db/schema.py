@@ -40,6 +40,7 @@ Whole ``days`` and ``weeks`` counted from an ``origin`` (as are ``s``, ``ms``,
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,13 +166,34 @@ def load_schema(source: str | Path | dict | SchemaOverrides | None) -> SchemaOve
     if not path.is_file():
         raise SchemaError(f"Schema file {str(path)!r} does not exist"
                           f"{relative_path_note(path)}.")
+    return parse_schema(read_schema_file(path), str(path))
+
+
+def read_schema_file(path: Path) -> Any:
+    """The YAML of a schema file, refusing a key given twice in one mapping:
+    YAML would keep the later entry and silently drop the earlier one (a second
+    ``customer:`` appended to a suggested schema loses the first one's keys)."""
     import yaml
 
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                if not isinstance(key, Hashable):
+                    continue  # a complex key; parse_schema names it
+                if key in seen:
+                    raise SchemaError(
+                        f"Schema file {path}, line {line}: {key!r} is given twice in one "
+                        f"mapping (first on line {seen[key]}); merge the two entries")
+                seen[key] = line
+            return super().construct_mapping(node, deep)
+
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        return yaml.load(path.read_text(), Loader=UniqueKeyLoader) or {}
     except yaml.YAMLError as exc:
         raise SchemaError(f"Schema file {path} is not valid YAML: {exc}") from None
-    return parse_schema(raw, str(path))
 
 
 def parse_schema(raw: Any, where: str) -> SchemaOverrides:

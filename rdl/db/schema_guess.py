@@ -27,7 +27,10 @@ whole-number column named for a time (``timestamp``, ``created_at``, ``ts``)
 whose values all read as 1973-2100 in seconds (or ms, us, ns) since 1970 is
 offered with that unit.
 Where other tables have time columns, only tables that link to another one are
-offered a time column (a static parent is often static by choice).
+offered a time column (a static parent is often static by choice), and only a
+column with two values or more (Sakila's films all have release year 2006: placed
+at that year's end, it would hide every film from the rentals, which end in
+February 2006, and order nothing).
 
 The guesses follow names and values only, and are printed (or written to a new
 file) for the user to check, never applied.
@@ -276,7 +279,8 @@ def guess_time_columns(db: Database, linking: Collection[str] = ()) -> dict[str,
     that link to another table: facts, not dimensions) get a guess: a static
     parent is static by choice as often as not (a film's release year, a
     plane's year of make, is no time its row appears), while a season's
-    statistics beside dated rows are not."""
+    statistics beside dated rows are not; and a column of one value is no
+    time there (it orders nothing and may hide the whole table)."""
     dated = any(table.time_column is not None for table in db)
     found: dict[str, tuple[str, str]] = {}
     for table in db:
@@ -284,7 +288,7 @@ def guess_time_columns(db: Database, linking: Collection[str] = ()) -> dict[str,
             continue
         for column in table.df.columns:
             unit = _time_unit(str(column), table.df[column])
-            if unit is not None:
+            if unit is not None and (not dated or table.df[column].nunique() > 1):
                 found[table.name] = (column, unit)
                 break
     return found

@@ -53,7 +53,8 @@ def format_report(db: Database, suggestion: Suggestion | None = None) -> str:
 def inspect_hints(db: Database, suggestion: Suggestion | None = None) -> list[str]:
     """Everything ``rdl inspect`` suggests: schema entries to declare, times,
     then sampling."""
-    return schema_hints(db, suggestion) + time_hints(db) + sampling_hints(db)
+    return (schema_hints(db, suggestion) + time_hints(db) + late_parent_hints(db)
+            + sampling_hints(db))
 
 
 _ALONE = "no foreign keys link these tables, so a model would see each row alone"
@@ -156,6 +157,39 @@ def time_hints(db: Database) -> list[str]:
                     f"every {table.name} row is seen at every prediction time, also those of "
                     f"later {parent} rows; if each row happens with the {parent} row it names, "
                     f"declare {table.name}: time_column: {{from: {column}}} in a schema file")
+    return hints
+
+
+def late_parent_hints(db: Database) -> list[str]:
+    """A line for each timed parent whose every row is dated after most of the
+    timed child rows that name one (Sakila's customers are all created on
+    2006-02-14, after every rental): a row exists from its time on, so no
+    sampled subgraph shows those children beside their parent, and no entity
+    task finds the parent before that time. Such a time column usually
+    records when rows were loaded, not when they began."""
+    older: dict[str, list[str]] = {}
+    for table in db:
+        if table.time_column is None:
+            continue
+        child_times = table.df[table.time_column]
+        for column, parent in sorted(table.foreign_keys.items()):
+            parent_table = db[parent]
+            if parent_table.time_column is None:
+                continue
+            linked = child_times[table.df[column].notna()].dropna()
+            early = int((linked < parent_table.min_time).sum())
+            if early and early * 2 >= len(linked):
+                older.setdefault(parent, []).append(
+                    f"{early:,} of {len(linked):,} {table.name} rows by {column}")
+    hints = []
+    for parent, counts in sorted(older.items()):
+        table = db[parent]
+        hints.append(
+            f"{', '.join(counts)} that name a {parent} row are older than every {parent} "
+            f"row ({parent}.{table.time_column} runs {table.min_time} .. {table.max_time}): a "
+            f"row exists from its time on, so a model never sees them beside it, and a task on "
+            f"{parent} finds no {parent} row before its time. If {table.time_column} records "
+            f"when rows were loaded, declare {parent}: time_column: null in a schema file")
     return hints
 
 

@@ -11,12 +11,15 @@ opened read-only wherever the driver allows it, and rdl never writes.
 from __future__ import annotations
 
 import importlib.util
+import re
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import MONEY
 
 from rdl.db.dbapi_read import dbapi_cursor, forget_unread_rows, has_dbapi_path, rows_to_table
 from rdl.db.issues import DataIssue, SourceError, relative_path_note
@@ -132,8 +135,10 @@ class SQLSource:
     def tables(self) -> list[TableInfo]:
         try:
             inspector = sa.inspect(self.conn)
+            partitions = self._partitions()
             infos = [self._reflect(inspector, name)
-                     for name in inspector.get_table_names(schema=self.sql_schema)]
+                     for name in inspector.get_table_names(schema=self.sql_schema)
+                     if name not in partitions]
         except self._failures as exc:
             raise self._error(exc) from None
         if not infos:
@@ -149,6 +154,9 @@ class SQLSource:
         table = sa.table(info.name, *[sa.column(c["name"]) for c in readable],
                          schema=self.sql_schema)
         query = sa.select(*table.columns)
+        if self.conn.dialect.name == "postgresql":
+            query = sa.select(*[_postgres_readable(table.c[c["name"]], c["type"])
+                                for c in readable])
         if bound is not None:
             column = sa.column(bound.column)
             value = sa.literal(bound.value.as_py(), _sql_type(bound.value.type))
@@ -183,8 +191,34 @@ class SQLSource:
         finally:
             self.engine.dispose()
 
+    def _partitions(self) -> set[str]:
+        """PostgreSQL partitions of the schema's tables: their rows are the
+        partitioned table's, which is read instead (each row once); each
+        partitioned table's are reported."""
+        if self.conn.dialect.name != "postgresql":
+            return set()
+        rows = self.conn.execute(sa.text(
+            "SELECT c.relname, p.relname FROM pg_inherits i "
+            "JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relispartition AND c.relkind IN ('r', 'p') "
+            "AND n.nspname = coalesce(:schema, current_schema())"),
+            {"schema": self.sql_schema}).all()
+        parents = {parent for _, parent in rows}
+        children = {child for child, _ in rows}
+        for parent in sorted(parents - children):
+            names = sorted(_leaves(parent, rows))
+            self.issues.append(DataIssue(
+                "partitions", parent, None, len(names), "read through the partitioned table",
+                f"{len(names)} partitions ({', '.join(names[:3])}{', ...' * (len(names) > 3)}) "
+                "hold its rows and are not read as tables of their own"))
+        return children
+
     def _reflect(self, inspector: sa.Inspector, name: str) -> TableInfo:
-        columns = inspector.get_columns(name, schema=self.sql_schema)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", sa.exc.SAWarning)
+            columns = inspector.get_columns(name, schema=self.sql_schema)
+        unknown = _unrecognized_types(caught)
         self._columns[name] = columns
         pk_constraint = inspector.get_pk_constraint(name, schema=self.sql_schema)
         pk = tuple(pk_constraint["constrained_columns"] or ())
@@ -200,7 +234,7 @@ class SQLSource:
         comparable = {c["name"]: _comparable(dialect, c["type"]) for c in columns}
         return TableInfo(
             name, [c["name"] for c in columns], pk, fks,
-            source_types={c["name"]: str(c["type"]) for c in columns},
+            source_types={c["name"]: unknown.get(c["name"], str(c["type"])) for c in columns},
             comparable={c: t for c, t in comparable.items() if t is not None},
         )
 
@@ -255,6 +289,53 @@ def _sql_type(arrow_type: pa.DataType) -> sa.types.TypeEngine:
     if pa.types.is_date(arrow_type):
         return sa.Date()
     return sa.BigInteger()
+
+
+def _leaves(table: str, rows: list) -> list[str]:
+    """The partitions under ``table`` (child, parent rows) that hold rows:
+    those not partitioned again."""
+    children = [child for child, parent in rows if parent == table]
+    if not children:
+        return [table]
+    return [leaf for child in children for leaf in _leaves(child, rows)]
+
+
+_UNRECOGNIZED = re.compile(r"Did not recognize type '(.+)' of column '(.+)'")
+
+
+def _unrecognized_types(caught: list[warnings.WarningMessage]) -> dict[str, str]:
+    """Column -> SQL type name, from SQLAlchemy's warnings about types it
+    does not know (PostGIS or MySQL ``geometry``); those columns are read as
+    the driver gives them and reported by that name, the other warnings
+    passed on."""
+    found = {}
+    for warning in caught:
+        match = _UNRECOGNIZED.search(str(warning.message))
+        if match:
+            found[match.group(2)] = match.group(1)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                   warning.lineno)
+    return found
+
+
+def _postgres_readable(column: sa.ColumnClause, sql_type: sa.types.TypeEngine
+                       ) -> sa.ColumnElement:
+    """A PostgreSQL column as rdl reads it: ``money`` as a number (its text,
+    ``$4.99``, depends on the server's locale), and a date or timestamp with
+    ``infinity`` as 9999-12-31 and ``-infinity`` as 0001-01-01, which no
+    driver rejects and which, outside what a time can hold, become NULL and
+    are counted (an open end of a validity range, as 9999-12-31 is elsewhere)."""
+    if isinstance(sql_type, MONEY):
+        return sa.cast(column, sa.Numeric()).label(column.name)
+    if not isinstance(sql_type, (sa.Date, sa.DateTime)):
+        return column
+    kind = "DATE" if isinstance(sql_type, sa.Date) else (
+        "TIMESTAMPTZ" if sql_type.timezone else "TIMESTAMP")
+    return sa.type_coerce(sa.case(
+        (column == sa.literal_column("'infinity'"), sa.literal_column(f"{kind} '9999-12-31'")),
+        (column == sa.literal_column("'-infinity'"), sa.literal_column(f"{kind} '0001-01-01'")),
+        else_=column), sql_type).label(column.name)
 
 
 def _fetch_dbapi(

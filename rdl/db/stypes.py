@@ -173,13 +173,14 @@ def assign_stypes(
             del df[col]
             continue
         stype = declared.get(col) or infer_stype(df[col])
-        if stype == "timestamp" and not pd.api.types.is_datetime64_any_dtype(df[col]):
+        if stype == "timestamp":  # text parsed; any time as naive UTC nanoseconds
             parsed, bad = parse_times(df[col])
             df[col] = parsed
             if bad:
                 issues.append(DataIssue(
                     "unparseable_time", name, col, bad, "value set to NULL",
-                    "value could not be parsed as a date/time",
+                    "value could not be parsed as a date/time, or lies outside 1677-2262 "
+                    "(an open end such as 9999-12-31 or infinity)",
                 ))
         elif stype == "multicategorical" and not _holds_lists(df[col]):
             df[col] = split_tags(df[col], tag_delimiter(df[col]))

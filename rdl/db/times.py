@@ -5,6 +5,7 @@ last second of that period."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -93,11 +94,15 @@ def parse_times(series: pd.Series, spec: TimeColumn | None = None) -> tuple[pd.S
 
 def _parse_date_text(series: pd.Series) -> pd.Series:
     """ISO 8601 in any precision first; what remains gets pandas' format
-    inference (e.g. ``12/31/2023``), so mixed ISO precisions all parse."""
+    inference (e.g. ``12/31/2023``), so mixed ISO precisions all parse.
+    Values pandas cannot place (MySQL's zero date ``0000-00-00``) become NaT
+    for the caller to count, without pandas' warning about each guess."""
     parsed = pd.to_datetime(series, format="ISO8601", errors="coerce", utc=True)
     retry = series.notna() & parsed.isna()
     if retry.any():
-        parsed[retry] = pd.to_datetime(series[retry], errors="coerce", utc=True)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Could not infer format", UserWarning)
+            parsed[retry] = pd.to_datetime(series[retry], errors="coerce", utc=True)
     return parsed
 
 
@@ -110,8 +115,13 @@ def _parse_calendar_numbers(series: pd.Series, unit: str) -> pd.Series:
 
 
 def _naive_utc(parsed: pd.Series) -> pd.Series:
+    """``parsed`` in naive UTC nanoseconds; a time outside what those hold
+    (1677-09-21 .. 2262-04-11), such as the open end 9999-12-31 of a
+    validity range, becomes NaT (the caller counts it)."""
     if getattr(parsed.dt, "tz", None) is not None:
         parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+    if parsed.dtype != "datetime64[ns]":
+        parsed = parsed.where(parsed.isna() | parsed.between(pd.Timestamp.min, pd.Timestamp.max))
     return parsed.astype("datetime64[ns]")
 
 

@@ -290,8 +290,23 @@ class Task:
         else:
             times = self.timestamps(db, split)
             df = self.make_table(db, times)
+            if df.empty:
+                self._check_entities_exist(db, split, times[-1])
             check_split_table(df, self.task_type, split, label_windows(times, self._windows[0]))
         return df
+
+    def _check_entities_exist(self, db: Database, split: str, latest: pd.Timestamp) -> None:
+        """Raises, naming the time column, when every entity row is dated after
+        the split's last prediction time: a row exists only from its time on."""
+        entity = db[self.entity_table]
+        first = entity.min_time
+        if first is not None and first > latest:
+            raise TaskError(
+                f"The {split} split has no labels: every {entity.name} row is dated after its "
+                f"last prediction time {latest} ({entity.name}.{entity.time_column} runs "
+                f"{first} .. {entity.max_time}), and a row exists only from its time on. If "
+                f"{entity.time_column} records when rows were loaded, declare {entity.name}: "
+                "time_column: null in a schema file (rdl inspect shows such columns)")
 
     def event_labels(self, db: Database) -> pd.DataFrame:
         """Event-level tasks: the label of every row of the entity table, at the

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 
 import pandas as pd
 import pytest
@@ -73,6 +74,45 @@ def test_foreign_key_to_missing_table_names_it(tmp_path):
     with pytest.raises(SchemaError, match=r"orders\.customer_id references table 'clients'.*'customers'"):
         rdl.connect(write_parquet(tmp_path / "s", shop()), schema=schema)
 
+
+DANGLING_DDL = """
+CREATE TABLE address (address_id INTEGER PRIMARY KEY, district VARCHAR(20));
+CREATE TABLE customer (customer_id INTEGER PRIMARY KEY, address_id INTEGER, store INTEGER,
+    FOREIGN KEY (address_id) REFERENCES add1 (address_id));
+INSERT INTO address VALUES (1, 'north'), (2, 'south');
+INSERT INTO customer VALUES (1, 1, 7), (2, 2, 8), (3, 1, 7)
+"""
+
+
+def assert_dangling_key_left_out(db) -> None:
+    """The customers of :data:`DANGLING_DDL` read, their key to ``add1`` reported."""
+    assert db["customer"].df["customer_id"].tolist() == [1, 2, 3]
+    assert db["customer"].foreign_keys == {}
+    assert "address_id" not in db["customer"].stypes  # a key's values are no feature
+    assert "store" in db["customer"].stypes
+    [issue] = [i for i in db.issues if i.kind == "missing_parent_table"]
+    assert (issue.table, issue.column) == ("customer", "address_id")
+    assert "'add1'" in issue.message and "foreign_keys: {address_id: <table>}" in issue.message
+
+
+def test_a_declared_key_of_the_database_into_a_missing_table_is_reported_not_fatal(tmp_path):
+    """SQLite, like MySQL with FOREIGN_KEY_CHECKS=0 (a Sakila copy had three such keys),
+    keeps a foreign key into a table that does not exist; the rest of the database reads."""
+    con = sqlite3.connect(tmp_path / "shop.db")
+    con.executescript(DANGLING_DDL + ";")
+    con.close()
+    assert_dangling_key_left_out(rdl.connect(str(tmp_path / "shop.db")))
+    schema = {"tables": {"customer": {"foreign_keys": {"address_id": "address"}}}}
+    linked = rdl.connect(str(tmp_path / "shop.db"), schema=schema)
+    assert linked["customer"].foreign_keys == {"address_id": "address"}
+    assert not [i for i in linked.issues if i.kind == "missing_parent_table"]
+
+
+@pytest.mark.server
+def test_mariadb_key_into_a_missing_table_is_reported_not_fatal(mariadb_db):
+    url = mariadb_db({}, "SET FOREIGN_KEY_CHECKS=0;" + DANGLING_DDL.replace(
+        "FOREIGN KEY", "CONSTRAINT fk_address FOREIGN KEY"))
+    assert_dangling_key_left_out(rdl.connect(url))
 
 def test_foreign_key_to_missing_column_names_it(tmp_path):
     schema = {"tables": {
@@ -186,6 +226,21 @@ def test_schema_file_that_is_not_yaml(tmp_path):
     with pytest.raises(SchemaError, match="not valid YAML"):
         rdl.connect(write_parquet(tmp_path / "s", shop()), schema=bad)
 
+
+def test_a_table_given_twice_in_a_schema_file_is_named_with_both_lines(tmp_path):
+    """YAML keeps the later of two equal keys; appending a second ``orders:`` to a file
+    would silently drop the first one's key, so the file is refused instead."""
+    schema = tmp_path / "schema.yaml"
+    schema.write_text("tables:\n  orders:\n    foreign_keys: {customer_id: customers}\n"
+                      "  customers:\n    primary_key: customer_id\n"
+                      "  orders:\n    time_column: placed\n")
+    with pytest.raises(SchemaError, match=r"line 6: 'orders' is given twice in one mapping "
+                                          r"\(first on line 2\)"):
+        rdl.connect(write_parquet(tmp_path / "s", shop()), schema=schema)
+    schema.write_text("tables:\n  orders:\n    foreign_keys: {customer_id: customers}\n"
+                      "    time_column: placed\n  customers:\n    primary_key: customer_id\n")
+    assert rdl.connect(write_parquet(tmp_path / "t", shop()), schema=schema)[
+        "orders"].foreign_keys == {"customer_id": "customers"}
 
 def test_missing_schema_file(tmp_path):
     with pytest.raises(SchemaError, match="does not exist"):

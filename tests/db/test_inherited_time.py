@@ -150,3 +150,26 @@ def test_no_hint_for_a_key_of_two_columns_which_from_cannot_take(tmp_path):
             "Teams": {"columns": ["yearID", "teamID"], "table": "Teams"}}}}})
     assert db["Awards"].foreign_keys == {"yearID+teamID": "Teams"}
     assert time_hints(db) == []
+
+
+def test_inspect_names_a_parent_dated_after_most_rows_that_name_it():
+    """A load date as a parent's time (Sakila: every customer created after every rental)
+    hides the children beside it; inspect says so once per parent, with the counts."""
+    from rdl.db.schema_report import late_parent_hints
+    from rdl.testing.shops import make_shop
+
+    shop = make_shop()
+    # Most referrals precede their referee's signup, as referrals do; the first signup
+    # precedes them all, so customers.signup is a real time.
+    assert late_parent_hints(shop) == []
+    orders = shop["orders"].df
+    shop["customers"].df["signup"] = pd.Timestamp("2021-05-01")
+    before = int((orders["ordered_at"] < pd.Timestamp("2021-05-01")).sum())
+    linked = int(orders["customer_id"].notna().sum())
+    assert before * 2 >= linked
+    [hint] = late_parent_hints(shop)
+    assert hint.startswith(f"{before:,} of {linked:,} orders rows by customer_id, ")
+    assert ("referrals rows by referee, 4 of 5 referrals rows by referrer that name a customers "
+            "row are older than every "
+            "customers row (customers.signup runs 2021-05-01 00:00:00 .. ") in hint
+    assert hint.endswith("declare customers: time_column: null in a schema file")

@@ -256,6 +256,20 @@ def test_beside_dated_tables_only_a_table_that_links_to_another_is_offered_a_tim
                               linking={"planes"}) == {"planes": ("year", "year")}
 
 
+
+@pytest.mark.parametrize("years, offered", [
+    ([2006, 2006, 2006], False),  # Sakila: every film "released" the year the rentals end
+    ([2006, None, 2006], False),
+    ([2005, 2006, 2006], True),
+])
+def test_beside_dated_tables_a_year_that_never_changes_is_not_offered_as_a_time(years, offered):
+    films = _keyless("film", pd.DataFrame({"release_year": years}))
+    rentals = _keyless("rental", pd.DataFrame(
+        {"rental_date": pd.to_datetime(["2005-05-24", "2006-02-14"])}))
+    rentals.time_column = "rental_date"
+    guess = guess_time_columns(Database({"film": films, "rental": rentals}), linking={"film"})
+    assert guess == ({"film": ("release_year", "year")} if offered else {})
+
 def test_an_archive_with_debut_and_death_dates_keeps_its_players_and_its_seasons_in_time(
         tmp_path):
     """Text dates of other moments than a row's creation (a death date, NULL for the living; a

@@ -1,6 +1,8 @@
 """Time columns and stypes: what rdl infers, and every storage form it parses."""
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -71,6 +73,20 @@ def test_time_zones_become_naive_utc():
     parsed, _ = parse_times(pd.Series(["2024-01-01T12:00:00+02:00", "2024-01-01T12:00:00Z"]))
     assert parsed.tolist() == [pd.Timestamp("2024-01-01 10:00"), pd.Timestamp("2024-01-01 12:00")]
 
+
+@pytest.mark.parametrize("values", [
+    [dt.date(1995, 1, 1), dt.date(9999, 1, 1), None],  # a driver's dates
+    pd.Series([dt.date(1995, 1, 1), dt.date(9999, 1, 1), None], dtype="datetime64[us]"),
+    ["1995-01-01", "9999-12-31", None],
+    pd.Series(["1995-01-01", "0001-01-01 00:00:00+00:00", None], dtype="datetime64[us, UTC]"),
+])
+def test_an_open_end_outside_what_a_time_holds_is_null_and_counted(values):
+    """Employee histories and other validity ranges end "never" as 9999-12-31 (PostgreSQL:
+    infinity, read as that); nanosecond times stop at 2262, so it is a counted NULL."""
+    parsed, bad = parse_times(pd.Series(values))
+    assert parsed.dtype == "datetime64[ns]"
+    assert parsed.tolist()[0] == pd.Timestamp("1995-01-01")
+    assert parsed.iloc[1:].isna().all() and bad == 1
 
 def test_declared_format_and_bad_values_are_counted():
     parsed, bad = parse_times(pd.Series(["31.12.2023", "nonsense", None]),

@@ -124,6 +124,18 @@ def test_timestamps_outside_the_data(shop, val, test, message):
         t.table(shop, "train")
 
 
+def test_entities_all_dated_after_the_split_are_named_as_the_cause(shop):
+    """Sakila's customers are all created on 2006-02-14, after every rental: with that
+    column as their time no customer exists at any 2005 prediction time."""
+    shop["customers"].df["signup"] = pd.Timestamp("2022-01-01")
+    t = Task(query=COUNT30, val_timestamp=VAL, test_timestamp=TEST)
+    with pytest.raises(TaskError, match=re.escape(
+            "The train split has no labels: every customers row is dated after its last "
+            "prediction time 2021-04-01 00:00:00 (customers.signup runs 2022-01-01 00:00:00 .. "
+            "2022-01-01 00:00:00)")) as caught:
+        t.table(shop, "train")
+    assert "declare customers: time_column: null" in str(caught.value)
+
 def test_split_without_labels(shop):
     t = Task(query=COUNT30 + " WHERE customers.age > 99", val_timestamp=VAL,
              test_timestamp=TEST)
