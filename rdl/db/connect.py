@@ -272,12 +272,13 @@ def _foreign_keys(
 
 def _unlinked_key(name: str, columns: tuple[str, ...], missing: str,
                   tables: dict[str, TableInfo]) -> DataIssue:
-    """The report of a reflected foreign key into a table that does not exist."""
+    """The report of a reflected foreign key into a table not read: one that
+    does not exist, or one of another schema."""
     column = "+".join(columns)
     return DataIssue(
         "missing_parent_table", name, column, 0, "link left out, column not a feature",
-        f"the database declares a foreign key to table {missing!r}, which does not exist "
-        f"(tables: {', '.join(sorted(tables))}); to link it elsewhere declare "
+        f"the database declares a foreign key to table {missing!r}, which is not among the "
+        f"tables read (tables: {', '.join(sorted(tables))}); to link it elsewhere declare "
         f"'foreign_keys: {{{columns[0]}: <table>}}' for {name!r} in a schema file")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from rdl.db.issues import DataIssue, SourceError, relative_path_note
+from rdl.db.issues import DataIssue, SourceError, relative_path_note, view_issues
 from rdl.db.raw import TableInfo, TimeBound
 from rdl.db.schema import ForeignKey
 
@@ -52,6 +52,9 @@ class DuckDBSource:
         ).fetchall()]
         if not names:
             raise SourceError(f"No tables found in schema {self.schema!r} of {self.shown}.")
+        self.issues.extend(view_issues([r[0] for r in self.con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE schema_name = ? AND NOT internal",
+            [self.schema]).fetchall()]))
         constraints = self.con.execute(
             "SELECT table_name, constraint_type, constraint_column_names, "
             "referenced_table, referenced_column_names FROM duckdb_constraints() "

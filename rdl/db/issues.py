@@ -49,3 +49,12 @@ def relative_path_note(path: str | Path) -> str:
         return ""
     return (f" (a relative path, read from the folder rdl runs in, {Path.cwd()}, not from a "
             "config file's folder)")
+
+
+def view_issues(names: list[str]) -> list[DataIssue]:
+    """One report per view of a database, which rdl does not read: a view's
+    rows are those of the tables it selects from, and it declares no keys."""
+    return [DataIssue("view", name, None, 0, "not read",
+                      "a view, not a table: its rows come from the tables it selects from; "
+                      "create a table from it to give a model its rows")
+            for name in sorted(names)]

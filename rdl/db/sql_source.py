@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import MONEY
 
 from rdl.db.dbapi_read import dbapi_cursor, forget_unread_rows, has_dbapi_path, rows_to_table
-from rdl.db.issues import DataIssue, SourceError, relative_path_note
+from rdl.db.issues import DataIssue, SourceError, relative_path_note, view_issues
 from rdl.db.postgres_copy import fetch_with_copy
 from rdl.db.raw import TableInfo, TimeBound
 from rdl.db.schema import ForeignKey
@@ -139,6 +139,10 @@ class SQLSource:
             infos = [self._reflect(inspector, name)
                      for name in inspector.get_table_names(schema=self.sql_schema)
                      if name not in partitions]
+            views = inspector.get_view_names(schema=self.sql_schema)
+            if self.conn.dialect.name == "postgresql":
+                views += inspector.get_materialized_view_names(schema=self.sql_schema)
+            self.issues.extend(view_issues(views))
         except self._failures as exc:
             raise self._error(exc) from None
         if not infos:
@@ -225,7 +229,7 @@ class SQLSource:
         fks = [
             ForeignKey(
                 tuple(fk["constrained_columns"]),
-                fk["referred_table"],
+                _referred_table(fk, self.sql_schema),
                 tuple(fk["referred_columns"]) if fk.get("referred_columns") else None,
             )
             for fk in inspector.get_foreign_keys(name, schema=self.sql_schema)
@@ -289,6 +293,16 @@ def _sql_type(arrow_type: pa.DataType) -> sa.types.TypeEngine:
     if pa.types.is_date(arrow_type):
         return sa.Date()
     return sa.BigInteger()
+
+
+def _referred_table(fk: dict, sql_schema: str | None) -> str:
+    """The parent of a reflected foreign key, schema-qualified when it lives
+    in a schema other than the one read (so that a table of the same name
+    here is not taken for it; the key is then reported, not followed)."""
+    schema = fk.get("referred_schema")
+    if schema is None or schema == sql_schema:
+        return fk["referred_table"]
+    return f"{schema}.{fk['referred_table']}"
 
 
 def _leaves(table: str, rows: list) -> list[str]:

@@ -1,4 +1,6 @@
-"""The same database read through all five backends gives the same result."""
+"""The same database read through all five backends gives the same result; and what each
+backend holds beyond plain columns (open-ended dates, times of day, uuid and hash keys,
+partitions, other schemas) reads as a model can use it, or is reported."""
 from __future__ import annotations
 
 import sqlite3
@@ -6,6 +8,7 @@ import warnings
 
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 
 import rdl
 from rdl.datasets import nycflights13
@@ -210,9 +213,11 @@ def test_postgres_partitioned_table_is_read_once_with_its_partition_column_as_ti
             TO ('2024-01-01');
         INSERT INTO customer VALUES (1, 'a'), (2, 'b');
         INSERT INTO payment VALUES (1, 1, 9.99, '2022-01-05'), (2, 2, 4.99, '2022-03-20'),
-            (3, 1, 2.99, '2023-02-03')""")
+            (3, 1, 2.99, '2023-02-03');
+        CREATE MATERIALIZED VIEW totals AS SELECT customer_id, sum(amount) FROM payment GROUP BY 1""")
     db = rdl.connect(url, sql_schema=schema)
     assert sorted(db.tables) == ["customer", "payment"]
+    assert [i.table for i in db.issues if i.kind == "view"] == ["totals"]
     payments = db["payment"]
     assert sorted(payments.df["payment_id"]) == [1, 2, 3]
     assert payments.time_column == "payment_date"
@@ -294,3 +299,29 @@ def test_duckdb_uuid_and_64_bit_hash_keys_link_their_rows(tmp_path):
     assert events.df["user_id"].tolist() == users
     assert events.df["item_id"].tolist() == [str(items[1]), str(items[0])]
     assert not [i for i in db.issues if i.kind == "dangling_foreign_key"]
+
+
+@pytest.mark.server
+def test_postgres_key_into_another_schema_is_reported_not_followed_to_a_namesake(postgres_db):
+    """orders.user_id names core.users; the schema read has a users table of its own,
+    which the key must not be taken to mean."""
+    url, schema = postgres_db({}, """
+        CREATE TABLE users (user_id INT PRIMARY KEY, nick TEXT);
+        INSERT INTO users VALUES (7, 'z')""")
+    engine = sa.create_engine(url)
+    core = f"{schema}_core"
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text(
+                f"CREATE SCHEMA {core}; CREATE TABLE {core}.users (user_id INT PRIMARY KEY); "
+                f"INSERT INTO {core}.users VALUES (1); CREATE TABLE {schema}.orders (order_id INT "
+                f"PRIMARY KEY, user_id INT REFERENCES {core}.users, placed TIMESTAMP); "
+                f"INSERT INTO {schema}.orders VALUES (1, 1, '2020-01-01')"))
+        db = rdl.connect(url, sql_schema=schema)
+        assert db["orders"].foreign_keys == {}
+        [issue] = [i for i in db.issues if i.kind == "missing_parent_table"]
+        assert f"'{core}.users', which is not among the tables read" in issue.message
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text(f"DROP SCHEMA {core} CASCADE"))
+        engine.dispose()

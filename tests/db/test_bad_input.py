@@ -108,6 +108,25 @@ def test_a_declared_key_of_the_database_into_a_missing_table_is_reported_not_fat
     assert not [i for i in linked.issues if i.kind == "missing_parent_table"]
 
 
+def test_views_are_reported_not_read_silently(tmp_path):
+    """A view's rows are its tables' rows, and it declares no keys: rdl reads tables only,
+    and says which views it left, so that a user does not look for them in the graph."""
+    import duckdb
+
+    con = sqlite3.connect(tmp_path / "shop.db")
+    con.executescript(DANGLING_DDL + ";CREATE VIEW north AS SELECT * FROM address "
+                      "WHERE district = 'north'; CREATE VIEW busy AS SELECT * FROM customer")
+    con.close()
+    duck = duckdb.connect(str(tmp_path / "shop.duckdb"))
+    duck.execute("CREATE TABLE address (address_id INTEGER PRIMARY KEY, district VARCHAR)")
+    duck.execute("CREATE VIEW north AS SELECT * FROM address WHERE district = 'north'")
+    duck.close()
+    for path, views in (("shop.db", ["busy", "north"]), ("shop.duckdb", ["north"])):
+        db = rdl.connect(str(tmp_path / path))
+        assert "north" not in db.tables
+        assert [(i.table, i.action) for i in db.issues if i.kind == "view"] == [
+            (view, "not read") for view in views]
+
 @pytest.mark.server
 def test_mariadb_key_into_a_missing_table_is_reported_not_fatal(mariadb_db):
     url = mariadb_db({}, "SET FOREIGN_KEY_CHECKS=0;" + DANGLING_DDL.replace(
