@@ -115,8 +115,8 @@ def find_leaks(db: Database, task: Task, exclude: dict[str, list[str]] | None = 
             if column == table.time_column or column in hidden.get(table.name, ()):
                 continue
             values = _time_values(table.df[column], column, stype)
-            if values is None:
-                continue
+            if values is None or table.df[column].nunique(dropna=False) <= 1:
+                continue  # one value for every row (a load date) tells no label from another
             if frame is not None and table.name == entity.name:
                 seen = "its row's own time"
                 own = _time_values(frame[column], column, stype)

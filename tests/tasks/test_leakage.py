@@ -77,6 +77,21 @@ def test_entity_timestamp_later_than_row_is_flagged(static):
     assert last.score > 0.5 and "after the prediction time" in last.reason
 
 
+def test_a_date_every_row_shares_is_no_leak_however_late():
+    """Sakila stamps every row of 15 tables with one last_update, after every rental: the
+    same value for every row tells no label from another. Missing for some rows, the same
+    late date is a pattern again, and flagged."""
+    db = leaky_shop(static_customers=False)
+    customers = db["customers"]
+    loaded = pd.Timestamp("2030-01-01")
+    customers.df["last_update"] = loaded
+    customers.stypes["last_update"] = "timestamp"
+    customers.df["features"] = [["Trailers"]] * len(customers.df)  # lists: no time, unhashable
+    customers.stypes["features"] = "multicategorical"
+    assert ("customers", "last_update", FUTURE_TIME) not in flagged(find_leaks(db, task(CHURN)))
+    customers.df.loc[customers.df.index[::2], "last_update"] = pd.NaT
+    assert ("customers", "last_update", FUTURE_TIME) in flagged(find_leaks(db, task(CHURN)))
+
 @pytest.mark.parametrize("static", [False, True])
 def test_a_year_number_later_than_the_prediction_time_is_flagged_as_a_date_would_be(static):
     """An archive's players carry birthYear and deathYear as whole numbers: a death year
