@@ -55,6 +55,11 @@ class FolderSource:
                     "keep one file per table."
                 )
             self._readers[name] = reader(path)
+            if getattr(self._readers[name], "encoding", "utf8") != "utf8":
+                self.issues.append(DataIssue(
+                    "csv_encoding", name, None, 0, f"read as {self._readers[name].encoding}",
+                    f"{path.name} is not UTF-8; its text is decoded as "
+                    f"{self._readers[name].encoding} (check accented letters)"))
         if not self._readers:
             raise SourceError(
                 f"No readable tables in folder {str(self.folder)!r}: expected parquet files "
@@ -110,12 +115,13 @@ class _CsvTable:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.delimiter = "\t" if ".tsv" in path.name else ","
+        self.delimiter, self.encoding = sniff_csv(path)
 
     def info(self, name: str) -> TableInfo:
         try:
             parse_options = pv.ParseOptions(delimiter=self.delimiter)
-            with pv.open_csv(self.path, parse_options=parse_options) as reader:
+            with pv.open_csv(self.path, read_options=pv.ReadOptions(encoding=self.encoding),
+                             parse_options=parse_options) as reader:
                 names = list(reader.schema.names)
         except (pa.ArrowException, OSError) as exc:
             raise SourceError(f"Could not read CSV {self.path}: {exc}") from None
@@ -126,14 +132,47 @@ class _CsvTable:
         try:
             data = pv.read_csv(
                 self.path,
+                read_options=pv.ReadOptions(encoding=self.encoding),
                 parse_options=pv.ParseOptions(delimiter=self.delimiter),
                 convert_options=pv.ConvertOptions(
                     null_values=list(NULL_SPELLINGS), strings_can_be_null=True,
-                    include_columns=columns),
+                    include_columns=columns,
+                    # Files separated by ';' come from locales that write 12,5 (Excel's
+                    # European CSV); a column of 12.5 there still reads, as text numbers.
+                    decimal_point="," if self.delimiter == ";" else "."),
             )
         except (pa.ArrowException, OSError) as exc:
             raise SourceError(f"Could not read CSV {self.path}: {exc}") from None
         return data if limit is None else data.slice(0, limit)
+
+
+_DELIMITERS = (",", ";", "\t", "|")
+_SNIFF_BYTES = 1 << 16
+
+
+def sniff_csv(path: Path) -> tuple[str, str]:
+    """The delimiter and encoding of a CSV file, from its first 64 kB: the
+    delimiter that splits its header line most (the suffix's, ``,`` or tab,
+    on a tie), and UTF-8 unless those bytes are not, then Windows' cp1252
+    (as Excel writes), or Latin-1, which decodes any byte."""
+    with pa.input_stream(str(path), compression="detect") as stream:
+        sample = stream.read(_SNIFF_BYTES)
+    encoding = "utf8"
+    try:
+        text = sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(sample) - 3 and len(sample) == _SNIFF_BYTES:
+            text = sample[:exc.start].decode("utf-8")  # a character cut by the sample's end
+        else:
+            encoding = "cp1252"
+            try:
+                text = sample.decode(encoding)
+            except UnicodeDecodeError:
+                encoding, text = "latin1", sample.decode("latin1")
+    header = (text.lstrip("\ufeff").splitlines() or [""])[0]
+    default = "\t" if ".tsv" in path.name else ","
+    best = max(_DELIMITERS, key=lambda d: (header.count(d), d == default))
+    return (best if header.count(best) else default), encoding
 
 
 def _table_name_and_reader(path: Path) -> tuple[str, Callable | None]:

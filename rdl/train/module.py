@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
-from functools import partial
 from typing import Literal
 
 import lightning as L
@@ -13,7 +12,6 @@ import torch
 import torch.nn.functional as F
 from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
 from torch import Tensor
-from torch.optim.lr_scheduler import LambdaLR
 from torch_geometric.utils import to_dense_batch
 
 from rdl.graph import safe_name
@@ -36,6 +34,9 @@ from rdl.train.checkpoint import CheckpointError, add_checksum, checked_weights
 from rdl.train.compile_choice import CompileSetting, check_compile_setting, choose_compile
 from rdl.train.data import LabeledBatch, RelationalDataModule
 from rdl.train.info import CHECKPOINT_KEY, TaskInfo, task_arguments
+from rdl.train.optim import (
+    AUTO_LR, AUTO_LR_CHANNELS, adamw, check_lr_setting, resolve_lr, warmup_cosine_schedule,
+)
 from rdl.train.recommend import ExcludedPositives, loss_and_topk
 from rdl.train.seen_boost import (
     BOOSTS, SEEN_BOOST_KEY, check_seen_boost_setting, choose_boost, row_scores_per_boost,
@@ -45,8 +46,6 @@ from rdl.train.past_labels import shows_past_labels
 
 HIGHER_IS_BETTER = {"auroc", "average_precision", "accuracy", "f1", "r2", "map", "precision",
                     "recall", "ndcg"}
-MIN_WARMUP_STEPS = 5  # Adam's moment estimates need a few steps before the full lr
-AUTO_LR, AUTO_LR_CHANNELS = 0.003, 64  # lr "auto": 0.003 up to 64 channels, less above
 
 
 class RelationalTask(L.LightningModule):
@@ -334,16 +333,13 @@ class RelationalTask(L.LightningModule):
     def configure_optimizers(self) -> torch.optim.Optimizer | dict:
         """AdamW, with the learning rate of ``lr_schedule`` set every step."""
         hp = self.hparams
-        params = [p for p in self.parameters() if p.requires_grad]
-        groups = [{"params": [p for p in params if p.dim() >= 2]},
-                  {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
         lr = resolve_lr(hp.lr, self.net.channels)
         if hp.lr == "auto" and lr != AUTO_LR:
             rank_zero_info(f"lr auto: {lr:g} for {self.net.channels} channels ({AUTO_LR:g} up "
                            f"to {AUTO_LR_CHANNELS} channels, {AUTO_LR:g} * {AUTO_LR_CHANNELS} / "
                            "channels above); model.lr sets it")
-        optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=lr,
-                                      weight_decay=hp.weight_decay, fused=_fusable(params))
+        optimizer = adamw([p for p in self.parameters() if p.requires_grad], lr,
+                          hp.weight_decay)
         if hp.lr_schedule == "constant":
             return optimizer
         total = self.trainer.estimated_stepping_batches
@@ -351,11 +347,8 @@ class RelationalTask(L.LightningModule):
             rank_zero_warn("lr_schedule='cosine' needs a known number of steps "
                            "(trainer.max_epochs or trainer.max_steps); training at a constant lr")
             return optimizer
-        total = int(total)
-        schedule = partial(warmup_cosine, total=total, warmup=warmup_steps(total, hp.warmup),
-                           floor=hp.lr_floor)
-        return {"optimizer": optimizer,
-                "lr_scheduler": {"scheduler": LambdaLR(optimizer, schedule), "interval": "step"}}
+        schedule = warmup_cosine_schedule(optimizer, int(total), hp.warmup, hp.lr_floor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 
     def on_fit_start(self) -> None:
         self.blend = None  # a resumed run's blend belongs to other weights
@@ -598,38 +591,6 @@ class RelationalTask(L.LightningModule):
                              with_predictions)
 
 
-def check_lr_setting(setting: object) -> None:
-    """Raises unless ``setting`` is ``"auto"`` or a positive number."""
-    if setting == "auto":
-        return
-    if isinstance(setting, bool) or not isinstance(setting, (int, float)) or not setting > 0:
-        raise ValueError(f"lr={setting!r} must be a positive number or 'auto'")
-
-
-def resolve_lr(setting: float | str, channels: int) -> float:
-    """The learning rate of ``setting`` for a model ``channels`` wide."""
-    if setting != "auto":
-        return float(setting)
-    return AUTO_LR * min(1.0, AUTO_LR_CHANNELS / channels)
-
-
-def warmup_steps(total: int, warmup: float) -> int:
-    """Warm-up steps for a share ``warmup`` of ``total`` optimizer steps."""
-    if warmup == 0:
-        return 0
-    return min(max(math.ceil(warmup * total), MIN_WARMUP_STEPS), total // 2)
-
-
-def warmup_cosine(step: int, *, total: int, warmup: int, floor: float) -> float:
-    """Learning-rate factor of optimizer step ``step`` (from 0) of ``total``:
-    a linear ramp that reaches 1 at step ``warmup``, then a cosine down to
-    ``floor`` at the last step (and ``floor`` after it)."""
-    if step < warmup:
-        return (step + 1) / (warmup + 1)
-    progress = min(1.0, (step - warmup) / max(1, total - 1 - warmup))
-    return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
-
-
 def metric_key(stage: str, name: str) -> str:
     """The logged name of metric ``name`` (``map@10`` -> ``val_map_at_10``):
     loggers and checkpoint file names do not like ``@``."""
@@ -665,16 +626,6 @@ def _store_in_checkpoint(path: str, key: str, value: object) -> None:
     checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     checkpoint[key] = value
     save_atomically(checkpoint, path)
-
-
-def _fusable(params: list[Tensor]) -> bool:
-    """Whether AdamW's fused kernel can update ``params``: float tensors on
-    the CPU or a CUDA device. On the CPU it steps 2.5-4 times faster than the
-    default per-list kernels, a whole training step 1.03-1.23 times
-    (``scripts/bench_optimizer.py``), most where large category vocabularies
-    or shallow embeddings hold many weights."""
-    return bool(params) and all(p.device.type in ("cpu", "cuda") and p.is_floating_point()
-                                for p in params)
 
 
 def module_arguments(hparams: dict) -> dict:

@@ -221,6 +221,42 @@ def test_malformed_csv_names_file_and_row(tmp_path):
         rdl.connect(tmp_path)
 
 
+ORDERS_ROWS = [("1", "Crème brûlée", "12.50", "2024-01-02"), ("2", "Café", "3.75", "2024-01-05")]
+
+
+@pytest.mark.parametrize("name, delimiter, encoding, decimal", [
+    ("orders.csv", ";", "utf-8", ","),        # Excel in a European locale
+    ("orders.csv", ";", "utf-8", "."),
+    ("orders.csv", "\t", "utf-8", "."),       # tabs in a .csv
+    ("orders.tsv", ",", "utf-8", "."),        # commas in a .tsv
+    ("orders.csv", "|", "utf-8-sig", "."),    # a byte-order mark
+    ("orders.csv", ",", "cp1252", "."),       # Excel's Windows text
+    ("orders.csv.gz", ";", "cp1252", ","),
+])
+def test_csv_files_are_read_in_their_own_dialect(tmp_path, name, delimiter, encoding, decimal):
+    """The delimiter splits the header most; text that is not UTF-8 is decoded as cp1252
+    and reported; ';' files read 12,50 as a number (12.50 too)."""
+    import gzip
+
+    lines = [delimiter.join(["order_id", "dessert", "amount", "placed"])] + [
+        delimiter.join([i, d, a.replace(".", decimal), t]) for i, d, a, t in ORDERS_ROWS]
+    data = ("\n".join(lines) + "\n").encode(encoding)
+    (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    db = rdl.connect(tmp_path)
+    orders = db["orders"]
+    assert orders.df["dessert"].tolist() == ["Crème brûlée", "Café"]
+    assert orders.df["amount"].tolist() == [12.5, 3.75]
+    assert orders.stypes["amount"] == "numerical" and orders.time_column == "placed"
+    assert [i.action for i in db.issues if i.kind == "csv_encoding"] == (
+        ["read as cp1252"] if encoding == "cp1252" else [])
+
+
+def test_bytes_no_code_page_decodes_are_read_as_latin1(tmp_path):
+    (tmp_path / "t.csv").write_bytes(b"id,name\n1,caf\xe9\n2,\x81x\n")  # 0x81: no cp1252
+    db = rdl.connect(tmp_path)
+    assert db["t"].df["name"].tolist() == ["café", "\x81x"]
+    assert [i.action for i in db.issues if i.kind == "csv_encoding"] == ["read as latin1"]
+
 @pytest.mark.parametrize("schema, message", [
     ({"tables": {"clients": {}}}, r"unknown table 'clients'; the source has \['customers', 'orders'\]"),
     ({"tables": {"orders": {"primary_key": "id"}}}, r"table 'orders' has no column 'id'; its columns are"),

@@ -9,7 +9,7 @@ import torch
 from rdl.nn import ModelSettings
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
-from rdl.train.module import warmup_cosine, warmup_steps
+from rdl.train.optim import warmup_cosine, warmup_steps
 
 LR = 0.003
 
