@@ -73,6 +73,12 @@ class Task:
             task type. (default: :obj:`None`)
         max_train_timestamps (int, optional): Keep at most this many (the
             most recent) training timestamps. (default: :obj:`1000`)
+        val_timestamps (int, optional): Validation prediction times:
+            :obj:`val_timestamp` and the next ones, ``timedelta`` apart, each
+            label window ending by :obj:`test_timestamp` (RelBench's
+            ``num_eval_timestamps``, for validation only: where entities are
+            few, more validation seeds for early stopping and the blend).
+            (default: :obj:`1`)
     """
 
     val_timestamp: Time
@@ -84,6 +90,7 @@ class Task:
     timedelta: str | None = None
     metrics: list[str] | None = None
     max_train_timestamps: int = 1000
+    val_timestamps: int = 1
 
     def __post_init__(self) -> None:
         self._plan: ResolvedQuery | None = None  # set by check(db); not part of the config
@@ -102,11 +109,45 @@ class Task:
             self._init_query()
         else:
             self._init_sql()
-        ends = [end for _, end in self._windows]
-        window_end = max(ends, key=lambda o: self._val + o) if ends else None
+        window_end = self._window_end()
         check_split_order(self._val, self._test, self._step, window_end)
+        self._check_val_timestamps(window_end)
         if self.task_type is not None:
             self._check_metrics()
+
+    def _window_end(self) -> pd.DateOffset | None:
+        """The latest end of the target's windows, relative to a prediction time."""
+        ends = [end for _, end in self._windows]
+        return max(ends, key=lambda o: self._val + o) if ends else None
+
+    def _check_val_timestamps(self, window_end: pd.DateOffset | None) -> None:
+        """Raises unless :attr:`val_timestamps` validation times fit before
+        the test period (saying how many do), or for an event-level task."""
+        n = self.val_timestamps
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise TaskError(f"val_timestamps={n!r} must be a whole number >= 1")
+        if n == 1:
+            return
+        if self.event_level:
+            raise TaskError("val_timestamps applies to window tasks; an event-level task "
+                            "validates every row between val_timestamp and test_timestamp")
+        fit = len(self._val_times(window_end))
+        if fit < n:
+            raise TaskError(
+                f"val_timestamps={n}: only {fit} validation time(s) timedelta "
+                f"({describe(self._step)}) apart from val_timestamp={self._val} have their "
+                f"label window end by test_timestamp={self._test}; give at most {fit}")
+
+    def _val_times(self, window_end: pd.DateOffset | None) -> list[pd.Timestamp]:
+        """``val_timestamp + k * timedelta`` for ``k < val_timestamps`` whose label
+        window ends by ``test_timestamp`` (the first always: check_split_order)."""
+        times = [self._val]
+        while len(times) < self.val_timestamps:
+            t = self._val + len(times) * self._step
+            if window_end is not None and t + window_end > self._test:
+                break
+            times.append(t)
+        return times
 
     def _init_query(self) -> None:
         self._ast = parse(self.query)
@@ -231,7 +272,8 @@ class Task:
         check_in_range("val_timestamp", self._val, db.min_time, db.max_time)
         check_in_range("test_timestamp", self._test, db.min_time, db.max_time)
         if split in ("val", "test"):
-            t = self._val if split == "val" else self._test
+            times = [self._test] if split == "test" else self._val_times(self._window_end())
+            t = times[-1]
             late = [t + end for _, end in self._windows if t + end > db.max_time]
             if late:
                 warnings.warn(
@@ -239,7 +281,7 @@ class Task:
                     f"({db.max_time}); its labels only see part of the window",
                     stacklevel=2,
                 )
-            return pd.DatetimeIndex([t], name="timestamp")
+            return pd.DatetimeIndex(times, name="timestamp")
         ends = [end for _, end in self._windows]
         out = train_timestamps(self._val, self._step, ends, self._starts, db.min_time,
                                self.max_train_timestamps)

@@ -51,6 +51,45 @@ def test_train_timestamps_step_back_from_val(shop):
     assert list(t.timestamps(shop, "test")) == ts(TEST)
 
 
+@pytest.mark.parametrize("step, n", [("7d", 1), ("7d", 2), ("3d", 3), ("1d", 2)])
+def test_several_validation_times_step_forward_and_stop_before_the_test_period(shop, step, n):
+    """val_timestamps: val, val + step, ... (brute force below), each label window ending by
+    test; labels of each time count that window's orders only; train and test unchanged."""
+    t = Task(query=COUNT30.replace("0, 30", "0, 10"), timedelta=step, val_timestamp=VAL,
+             test_timestamp=TEST, val_timestamps=n)
+    one = Task(query=COUNT30.replace("0, 30", "0, 10"), timedelta=step, val_timestamp=VAL,
+               test_timestamp=TEST)
+    gap = pd.Timedelta(step)
+    expected = [pd.Timestamp(VAL) + k * gap for k in range(n)]
+    assert list(t.timestamps(shop, "val")) == expected
+    assert all(at + pd.Timedelta(days=10) <= pd.Timestamp(TEST) for at in expected)
+    assert list(t.timestamps(shop, "train")) == list(one.timestamps(shop, "train"))
+    assert list(t.timestamps(shop, "test")) == list(one.timestamps(shop, "test"))
+    labels = t.table(shop, "val")
+    orders = shop["orders"].df
+    for row in labels.itertuples():
+        window = orders[(orders["customer_id"] == row.customer_id)
+                        & (orders["ordered_at"] > row.timestamp)
+                        & (orders["ordered_at"] <= row.timestamp + pd.Timedelta(days=10))]
+        assert row.label == len(window)
+    assert sorted(labels["timestamp"].unique()) == expected
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(val_timestamps=5), "val_timestamps=5: only 4 validation time(s) timedelta (7 days) "
+     "apart from val_timestamp=2021-05-01 00:00:00 have their label window end by "
+     "test_timestamp=2021-06-01 00:00:00; give at most 4"),
+    (dict(val_timestamps=0), "val_timestamps=0 must be a whole number >= 1"),
+    (dict(val_timestamps=True), "val_timestamps=True must be a whole number >= 1"),
+])
+def test_validation_times_that_do_not_fit_are_named(kwargs, message):
+    with pytest.raises(TaskError, match=re.escape(message)):
+        Task(query=COUNT30.replace("0, 30", "0, 10"), timedelta="7d", val_timestamp=VAL,
+             test_timestamp=TEST, **kwargs)
+    with pytest.raises(TaskError, match="val_timestamps applies to window tasks"):
+        Task(query="PREDICT orders.returned FOR EACH orders.order_id", val_timestamp=VAL,
+             test_timestamp=TEST, val_timestamps=2)
+
 def test_short_step_keeps_label_windows_before_val(shop):
     t = Task(query=COUNT30, timedelta="7d", val_timestamp=VAL, test_timestamp=TEST)
     got = t.timestamps(shop, "train")

