@@ -38,6 +38,7 @@ class FolderSource:
         self.shown = str(self.folder)
         self.issues: list[DataIssue] = []
         self._readers: dict[str, _ParquetTable | _CsvTable] = {}
+        self._recoded: set[str] = set()
         for path in sorted(self.folder.iterdir()):
             if path.name.startswith(".") or path.name in _IGNORED_NAMES:
                 continue
@@ -55,11 +56,7 @@ class FolderSource:
                     "keep one file per table."
                 )
             self._readers[name] = reader(path)
-            if getattr(self._readers[name], "encoding", "utf8") != "utf8":
-                self.issues.append(DataIssue(
-                    "csv_encoding", name, None, 0, f"read as {self._readers[name].encoding}",
-                    f"{path.name} is not UTF-8; its text is decoded as "
-                    f"{self._readers[name].encoding} (check accented letters)"))
+            self._report_encoding(name)
         if not self._readers:
             raise SourceError(
                 f"No readable tables in folder {str(self.folder)!r}: expected parquet files "
@@ -71,7 +68,20 @@ class FolderSource:
 
     def read(self, info: TableInfo, columns: list[str], bound: TimeBound | None = None,
              limit: int | None = None) -> pa.Table:
-        return self._readers[info.name].read(columns, bound, limit)
+        data = self._readers[info.name].read(columns, bound, limit)
+        self._report_encoding(info.name)
+        return data
+
+    def _report_encoding(self, name: str) -> None:
+        """Reports, once, a CSV file read in an encoding other than UTF-8."""
+        reader = self._readers[name]
+        encoding = getattr(reader, "encoding", "utf8")
+        if encoding != "utf8" and name not in self._recoded:
+            self._recoded.add(name)
+            self.issues.append(DataIssue(
+                "csv_encoding", name, None, 0, f"read as {encoding}",
+                f"{reader.path.name} is not UTF-8; its text is decoded as {encoding} "
+                "(check accented letters)"))
 
     def close(self) -> None:
         self._readers.clear()
@@ -123,14 +133,25 @@ class _CsvTable:
             with pv.open_csv(self.path, read_options=pv.ReadOptions(encoding=self.encoding),
                              parse_options=parse_options) as reader:
                 names = list(reader.schema.names)
+        except UnicodeDecodeError:  # past the sniffed start, a byte cp1252 lacks
+            self.encoding = "latin1"
+            return self.info(name)
         except (pa.ArrowException, OSError) as exc:
             raise SourceError(f"Could not read CSV {self.path}: {exc}") from None
         return TableInfo(name, names)
 
     def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
         assert bound is None, "CSV columns are not comparable; the cut happens after parsing"
+        data = self._parse(columns)
+        if self.encoding == "utf8" and any(pa.types.is_binary(f.type) for f in data.schema):
+            # Text that is not UTF-8 past the sniffed start comes as bytes: read it again.
+            self.encoding = "cp1252"
+            data = self._parse(columns)
+        return data if limit is None else data.slice(0, limit)
+
+    def _parse(self, columns: list[str]) -> pa.Table:
         try:
-            data = pv.read_csv(
+            return pv.read_csv(
                 self.path,
                 read_options=pv.ReadOptions(encoding=self.encoding),
                 parse_options=pv.ParseOptions(delimiter=self.delimiter),
@@ -141,9 +162,11 @@ class _CsvTable:
                     # European CSV); a column of 12.5 there still reads, as text numbers.
                     decimal_point="," if self.delimiter == ";" else "."),
             )
+        except UnicodeDecodeError:  # a byte cp1252 lacks: Latin-1 decodes every byte
+            self.encoding = "latin1"
+            return self._parse(columns)
         except (pa.ArrowException, OSError) as exc:
             raise SourceError(f"Could not read CSV {self.path}: {exc}") from None
-        return data if limit is None else data.slice(0, limit)
 
 
 _DELIMITERS = (",", ";", "\t", "|")

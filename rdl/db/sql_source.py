@@ -199,7 +199,8 @@ class SQLSource:
         """PostgreSQL partitions of the schema's tables: their rows are the
         partitioned table's, which is read instead (each row once); each
         partitioned table's are reported."""
-        if self.conn.dialect.name != "postgresql":
+        version = getattr(self.conn.dialect, "server_version_info", None) or (0,)
+        if self.conn.dialect.name != "postgresql" or version < (10,):  # partitions since 10
             return set()
         rows = self.conn.execute(sa.text(
             "SELECT c.relname, p.relname FROM pg_inherits i "

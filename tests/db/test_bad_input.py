@@ -251,6 +251,20 @@ def test_csv_files_are_read_in_their_own_dialect(tmp_path, name, delimiter, enco
         ["read as cp1252"] if encoding == "cp1252" else [])
 
 
+@pytest.mark.parametrize("tail, encoding, last", [
+    (b"8000,caf\xe9\n", "cp1252", "café"),
+    (b"8000,caf\xe9\n8001,\x81x\n", "latin1", "\x81x"),
+])
+def test_text_that_stops_being_utf8_past_the_sniffed_start_is_read_again(tmp_path, tail,
+                                                                           encoding, last):
+    """The first 64 kB are plain ASCII; Arrow would return the column as bytes (then dropped
+    as binary), and a cp1252 decoder would fail on a byte it lacks."""
+    head = "\n".join(["id,name"] + [f"{i},plain{i}" for i in range(8000)]) + "\n"
+    (tmp_path / "t.csv").write_bytes(head.encode() + tail)
+    db = rdl.connect(tmp_path)
+    assert db["t"].df["name"].tolist()[-1] == last and db["t"].stypes["name"] == "categorical"
+    assert [i.action for i in db.issues if i.kind == "csv_encoding"] == [f"read as {encoding}"]
+
 def test_bytes_no_code_page_decodes_are_read_as_latin1(tmp_path):
     (tmp_path / "t.csv").write_bytes(b"id,name\n1,caf\xe9\n2,\x81x\n")  # 0x81: no cp1252
     db = rdl.connect(tmp_path)
