@@ -156,9 +156,10 @@ def build_database(
     issues: list[DataIssue] = []
     foreign_keys = {name: _foreign_keys(info, overrides, kept, issues)
                     for name, info in kept.items()}
-    unlinked: dict[str, set[str]] = {}
+    unlinked: dict[str, set[str]] = {}  # key columns whose parent is not read: no features
     for issue in issues:
-        unlinked.setdefault(issue.table, set()).update(issue.column.split("+"))
+        if issue.kind == "missing_parent_table":
+            unlinked.setdefault(issue.table, set()).update(issue.column.split("+"))
     for name, info in kept.items():
         ov = overrides.for_table(name)
         pk = info.primary_key if ov.primary_key is UNSET else _as_tuple(ov.primary_key)

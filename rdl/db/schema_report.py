@@ -36,7 +36,9 @@ def format_report(db: Database, suggestion: Suggestion | None = None) -> str:
     lines.append("")
     if db.issues:
         lines.append(f"issues ({len(db.issues)}):")
-        lines.extend(f"  - {issue} [{issue.count:,}]" for issue in db.issues)
+        # a count of rows or values; a table-level note (a view, a file's encoding) has none
+        lines.extend(f"  - {issue}" + (f" [{issue.count:,}]" if issue.count else "")
+                     for issue in db.issues)
     else:
         lines.append("issues: none")
     hints = inspect_hints(db, suggestion)

@@ -9,6 +9,7 @@ import pytest
 
 import rdl
 from rdl.db import SchemaError, SourceError
+from rdl.db.schema_report import format_report
 from rdl.testing.files import write_parquet, write_sqlite
 
 
@@ -126,6 +127,8 @@ def test_views_are_reported_not_read_silently(tmp_path):
         assert "north" not in db.tables
         assert [(i.table, i.action) for i in db.issues if i.kind == "view"] == [
             (view, "not read") for view in views]
+        report = format_report(db)  # a table-level note counts no rows: no "[0]"
+        assert "  - north: a view, not a table" in report and "[0]" not in report
 
 @pytest.mark.server
 def test_mariadb_key_into_a_missing_table_is_reported_not_fatal(mariadb_db):
