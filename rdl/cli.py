@@ -87,12 +87,14 @@ def _write_suggested_schema(guess, path: str, schema: str | None) -> str:
     returns what was done, for the user."""
     import yaml
 
+    from rdl.db.schema import read_schema_file
+
     if guess.empty():
         return (f"--suggest-schema: names and values suggest no keys or time columns; {path} "
                 "not written")
     header = "# Suggested by rdl inspect from column names and values: check every entry.\n"
     if schema:
-        declared = yaml.safe_load(Path(schema).read_text()) or {}
+        declared = read_schema_file(Path(schema))
         text = (header + yaml.safe_dump(guess.merged_into(declared), sort_keys=False)
                 + guess.weak_links_note())
     else:

@@ -154,12 +154,12 @@ def build_database(
     specs: dict[str, TimeColumn | None] = {}
     inherited: dict[str, tuple[InheritedTime, ForeignKey]] = {}
     issues: list[DataIssue] = []
-    foreign_keys = {name: _foreign_keys(info, overrides, kept, issues)
-                    for name, info in kept.items()}
-    unlinked: dict[str, set[str]] = {}  # key columns whose parent is not read: no features
-    for issue in issues:
-        if issue.kind == "missing_parent_table":
-            unlinked.setdefault(issue.table, set()).update(issue.column.split("+"))
+    foreign_keys: dict[str, list[ForeignKey]] = {}
+    unlinked: dict[str, set[str]] = {}  # columns of keys whose parent is not read: no features
+    for name, info in kept.items():
+        foreign_keys[name], missing = _foreign_keys(info, overrides, kept)
+        unlinked[name] = {column for fk in missing for column in fk.columns}
+        issues.extend(_unlinked_key(name, fk, kept) for fk in missing)
     for name, info in kept.items():
         ov = overrides.for_table(name)
         pk = info.primary_key if ov.primary_key is UNSET else _as_tuple(ov.primary_key)
@@ -222,7 +222,7 @@ def build_database(
     tables = {}
     for name, df in frames.items():
         ov = overrides.for_table(name)
-        not_features = {keys[name], *key_columns[name], *links[name], *unlinked.get(name, ())}
+        not_features = {keys[name], *key_columns[name], *links[name], *unlinked[name]}
         for fk in foreign_keys[name]:
             not_features.update(fk.columns)
         not_features.discard(times[name])  # the row's time is always a feature
@@ -241,19 +241,18 @@ def _as_tuple(pk: str | tuple[str, ...] | None) -> tuple[str, ...]:
 
 
 def _foreign_keys(
-    info: TableInfo, overrides: SchemaOverrides, tables: dict[str, TableInfo],
-    issues: list[DataIssue],
-) -> list[ForeignKey]:
+    info: TableInfo, overrides: SchemaOverrides, tables: dict[str, TableInfo]
+) -> tuple[list[ForeignKey], list[ForeignKey]]:
     """Reflected keys, replaced or removed by declared ones on the same columns;
     keys into dropped tables, and reflected keys over dropped columns, are
-    left out. A reflected key into a table the database lacks (MySQL accepts
-    one with ``FOREIGN_KEY_CHECKS=0``) is left out too, reported in ``issues``;
-    a declared one is an error."""
+    left out. Returns them with, apart, the reflected keys into a table not
+    read (MySQL accepts one with ``FOREIGN_KEY_CHECKS=0``, or it lives in
+    another schema), which the caller reports; a declared one is an error."""
     ov = overrides.for_table(info.name)
     merged = {fk.columns: fk for fk in info.foreign_keys
               if not set(fk.columns) & set(ov.drop_columns)}
     merged.update(ov.foreign_keys)
-    result = []
+    result, missing = [], []
     for cols, fk in merged.items():
         if fk is None:
             continue
@@ -261,26 +260,25 @@ def _foreign_keys(
             if fk.table in overrides.drop_tables:
                 continue
             if cols not in ov.foreign_keys:
-                issues.append(_unlinked_key(info.name, cols, fk.table, tables))
+                missing.append(fk)
                 continue
             raise SchemaError(
                 f"Foreign key {info.name}.{'+'.join(cols)} references table "
                 f"{fk.table!r}, which does not exist; tables are {sorted(tables)}."
             )
         result.append(fk)
-    return result
+    return result, missing
 
 
-def _unlinked_key(name: str, columns: tuple[str, ...], missing: str,
-                  tables: dict[str, TableInfo]) -> DataIssue:
+def _unlinked_key(name: str, fk: ForeignKey, tables: dict[str, TableInfo]) -> DataIssue:
     """The report of a reflected foreign key into a table not read: one that
     does not exist, or one of another schema."""
-    column = "+".join(columns)
     return DataIssue(
-        "missing_parent_table", name, column, 0, "link left out, column not a feature",
-        f"the database declares a foreign key to table {missing!r}, which is not among the "
+        "missing_parent_table", name, foreign_key_column(fk), 0,
+        "link left out, column not a feature",
+        f"the database declares a foreign key to table {fk.table!r}, which is not among the "
         f"tables read (tables: {', '.join(sorted(tables))}); to link it elsewhere declare "
-        f"'foreign_keys: {{{columns[0]}: <table>}}' for {name!r} in a schema file")
+        f"'foreign_keys: {{{fk.columns[0]}: <table>}}' for {name!r} in a schema file")
 
 
 def _inherited_key(name: str, spec: InheritedTime, keys: list[ForeignKey]) -> ForeignKey:

@@ -157,10 +157,11 @@ class SQLSource:
         readable = [c for c in wanted if c not in binary]
         table = sa.table(info.name, *[sa.column(c["name"]) for c in readable],
                          schema=self.sql_schema)
-        query = sa.select(*table.columns)
         if self.conn.dialect.name == "postgresql":
             query = sa.select(*[_postgres_readable(table.c[c["name"]], c["type"])
                                 for c in readable])
+        else:
+            query = sa.select(*table.columns)
         if bound is not None:
             column = sa.column(bound.column)
             value = sa.literal(bound.value.as_py(), _sql_type(bound.value.type))

@@ -109,9 +109,8 @@ class Task:
             self._init_query()
         else:
             self._init_sql()
-        window_end = self._window_end()
-        check_split_order(self._val, self._test, self._step, window_end)
-        self._check_val_timestamps(window_end)
+        check_split_order(self._val, self._test, self._step, self._window_end())
+        self._check_val_timestamps()
         if self.task_type is not None:
             self._check_metrics()
 
@@ -120,7 +119,7 @@ class Task:
         ends = [end for _, end in self._windows]
         return max(ends, key=lambda o: self._val + o) if ends else None
 
-    def _check_val_timestamps(self, window_end: pd.DateOffset | None) -> None:
+    def _check_val_timestamps(self) -> None:
         """Raises unless :attr:`val_timestamps` validation times fit before
         the test period (saying how many do), or for an event-level task."""
         n = self.val_timestamps
@@ -131,16 +130,17 @@ class Task:
         if self.event_level:
             raise TaskError("val_timestamps applies to window tasks; an event-level task "
                             "validates every row between val_timestamp and test_timestamp")
-        fit = len(self._val_times(window_end))
+        fit = len(self._val_times())
         if fit < n:
             raise TaskError(
                 f"val_timestamps={n}: only {fit} validation time(s) timedelta "
                 f"({describe(self._step)}) apart from val_timestamp={self._val} have their "
                 f"label window end by test_timestamp={self._test}; give at most {fit}")
 
-    def _val_times(self, window_end: pd.DateOffset | None) -> list[pd.Timestamp]:
+    def _val_times(self) -> list[pd.Timestamp]:
         """``val_timestamp + k * timedelta`` for ``k < val_timestamps`` whose label
         window ends by ``test_timestamp`` (the first always: check_split_order)."""
+        window_end = self._window_end()
         times = [self._val]
         while len(times) < self.val_timestamps:
             t = self._val + len(times) * self._step
@@ -272,7 +272,7 @@ class Task:
         check_in_range("val_timestamp", self._val, db.min_time, db.max_time)
         check_in_range("test_timestamp", self._test, db.min_time, db.max_time)
         if split in ("val", "test"):
-            times = [self._test] if split == "test" else self._val_times(self._window_end())
+            times = [self._test] if split == "test" else self._val_times()
             t = times[-1]
             late = [t + end for _, end in self._windows if t + end > db.max_time]
             if late:
