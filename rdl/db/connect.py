@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from rdl.db.database import METADATA_FILE, Database, dropped_features
 from rdl.db.duckdb_source import DuckDBSource, duckdb_path
 from rdl.db.folder_source import FolderSource
+from rdl.db.implied import implied_frame
 from rdl.db.issues import DataIssue, SchemaError, SourceError, relative_path_note
 from rdl.db.keys import foreign_key_column, resolve_foreign_key, resolve_primary_key
 from rdl.db.text_numbers import recover_numbers
@@ -156,10 +157,15 @@ def build_database(
     issues: list[DataIssue] = []
     foreign_keys: dict[str, list[ForeignKey]] = {}
     unlinked: dict[str, set[str]] = {}  # columns of keys whose parent is not read: no features
+    implied_keys = overrides.implied_keys()
     for name, info in kept.items():
         foreign_keys[name], missing = _foreign_keys(info, overrides, kept)
         unlinked[name] = {column for fk in missing for column in fk.columns}
         issues.extend(_unlinked_key(name, fk, kept) for fk in missing)
+        foreign_keys[name] = [fk for fk in foreign_keys[name]
+                              if not set(fk.columns) & set(implied_keys.get(name, {}))]
+        foreign_keys[name].extend(ForeignKey((column,), implied)
+                                  for column, implied in implied_keys.get(name, {}).items())
     for name, info in kept.items():
         ov = overrides.for_table(name)
         pk = info.primary_key if ov.primary_key is UNSET else _as_tuple(ov.primary_key)
@@ -205,6 +211,12 @@ def build_database(
             _parent_reference(name, fk, key_columns, frames), times[parent], options.upto,
             issues)
         times[name], specs[name] = spec.column, TimeColumn(spec.column)
+    for name, implied in overrides.implied_tables.items():
+        frames[name], times[name], found = implied_frame(implied, frames, times)
+        issues.extend(found)
+        specs[name] = TimeColumn(times[name]) if times[name] else None
+        keys[name], key_columns[name] = implied.key, (implied.key,)
+        foreign_keys[name], unlinked[name] = [], set()
     issues = source.issues + issues
     links: dict[str, dict[str, str]] = {name: {} for name in frames}
     for name in frames:

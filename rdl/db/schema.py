@@ -25,6 +25,9 @@ Example::
         primary_key: [origin, time_hour]
       invoice_lines:
         time_column: {from: invoice_id}   # each line at its invoice's time
+    implied_tables:                      # tables the data names but does not hold
+      users: events.user_id              # one row per user_id, from its first event on
+      items: [events.item_id, ratings.item_id]
 
 A declared value always wins over what the database reflects. ``foreign_keys``
 entries replace reflected keys on the same columns; ``column: null`` removes a
@@ -37,6 +40,14 @@ next period's start minus one second (1999 -> 1999-12-31 23:59:59), so that
 a row summing up a period is only seen by predictions made once it is over.
 Whole ``days`` and ``weeks`` counted from an ``origin`` (as are ``s``, ``ms``,
 ``us`` and ``ns``; 1970-01-01 if none is given) stand for a period too.
+
+An event log often names its users and items without a table of them, and a
+task needs a table to predict for (``FOR EACH users.user_id``). An implied
+table holds one row per distinct value of the key columns listed, keyed by
+the first column's name, and each listed column becomes a foreign key to it.
+Its time column ``first_seen`` is the earliest time of a row naming the value,
+so a user exists from its first event on; a listed table without a time
+column makes it static (see :mod:`rdl.db.implied`).
 """
 from __future__ import annotations
 
@@ -142,6 +153,20 @@ class TableOverride:
     drop_columns: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ImpliedTable:
+    r"""A table the data names but does not hold: one row per distinct value
+    of :obj:`sources`, each a ``(table, column)`` that becomes a foreign key
+    to it; keyed by the first source column's name."""
+
+    name: str
+    sources: tuple[tuple[str, str], ...]
+
+    @property
+    def key(self) -> str:
+        return self.sources[0][1]
+
+
 @dataclass
 class SchemaOverrides:
     """A parsed schema file."""
@@ -149,6 +174,15 @@ class SchemaOverrides:
     tables: dict[str, TableOverride] = field(default_factory=dict)
     drop_tables: tuple[str, ...] = ()
     path: str = "<schema>"
+    implied_tables: dict[str, ImpliedTable] = field(default_factory=dict)
+
+    def implied_keys(self) -> dict[str, dict[str, str]]:
+        """Table -> column -> the implied table the column names."""
+        found: dict[str, dict[str, str]] = {}
+        for implied in self.implied_tables.values():
+            for table, column in implied.sources:
+                found.setdefault(table, {})[column] = implied.name
+        return found
 
     def for_table(self, name: str) -> TableOverride:
         return self.tables.get(name, TableOverride())
@@ -201,11 +235,11 @@ def parse_schema(raw: Any, where: str) -> SchemaOverrides:
     against the database, by :func:`check_schema_names`)."""
     if not isinstance(raw, dict):
         raise SchemaError(f"{where}: the top level must be a mapping with 'tables:'.")
-    unknown = set(raw) - {"tables", "drop_tables"}
+    unknown = set(raw) - {"tables", "drop_tables", "implied_tables"}
     if unknown:
         raise SchemaError(
             f"{where}: unknown top-level key(s) {sorted(unknown)}; "
-            "valid keys are 'tables' and 'drop_tables'."
+            "valid keys are 'tables', 'drop_tables' and 'implied_tables'."
         )
     tables_raw = raw.get("tables") or {}
     if not isinstance(tables_raw, dict):
@@ -218,7 +252,32 @@ def parse_schema(raw: Any, where: str) -> SchemaOverrides:
         tables=tables,
         drop_tables=tuple(_as_names(raw.get("drop_tables") or [], f"{where}: drop_tables")),
         path=where,
+        implied_tables=_parse_implied(raw.get("implied_tables") or {}, where),
     )
+
+
+def _parse_implied(raw: Any, where: str) -> dict[str, ImpliedTable]:
+    """``name: table.column`` or ``name: [table.column, ...]`` entries; a
+    column may feed one implied table only."""
+    if not isinstance(raw, dict):
+        raise SchemaError(f"{where}: 'implied_tables' must map table names to the key columns "
+                          "that name their rows (users: events.user_id).")
+    implied, seen = {}, {}
+    for name, value in raw.items():
+        ctx = f"{where}: implied table {name!r}"
+        sources = []
+        for ref in _as_names(value, ctx):
+            table, dot, column = ref.rpartition(".")
+            if not dot or not table or not column:
+                raise SchemaError(f"{ctx}: {ref!r} must be written table.column "
+                                  "(events.user_id).")
+            if (table, column) in seen:
+                raise SchemaError(f"{ctx}: {ref} already feeds implied table "
+                                  f"{seen[table, column]!r}; a column names one table.")
+            seen[table, column] = str(name)
+            sources.append((table, column))
+        implied[str(name)] = ImpliedTable(str(name), tuple(sources))
+    return implied
 
 
 def _parse_table(name: str, spec: Any, where: str) -> TableOverride:
@@ -349,8 +408,10 @@ def _as_names(value: Any, ctx: str) -> list[str]:
 def check_schema_names(
     overrides: SchemaOverrides, columns_by_table: dict[str, list[str]]
 ) -> None:
-    """Raises if the schema file names tables or columns the source lacks."""
+    """Raises if the schema file names tables or columns the source lacks, or
+    an implied table a table the source holds (or a column declared otherwise)."""
     valid_tables = sorted(columns_by_table)
+    _check_implied(overrides, columns_by_table)
     for name in [*overrides.drop_tables, *overrides.tables]:
         if name not in columns_by_table:
             raise SchemaError(
@@ -375,3 +436,32 @@ def check_schema_names(
                     f"{overrides.path}: table {name!r} has no column {col!r}; "
                     f"its columns are {cols}."
                 )
+
+
+def _check_implied(overrides: SchemaOverrides, columns_by_table: dict[str, list[str]]) -> None:
+    declared = {name: {c for cols in ov.foreign_keys for c in cols}
+                for name, ov in overrides.tables.items()}
+    for implied in overrides.implied_tables.values():
+        ctx = f"{overrides.path}: implied table {implied.name!r}"
+        if implied.name in columns_by_table:
+            raise SchemaError(f"{ctx}: the source already has a table of that name; an "
+                              "implied table stands for one it lacks (declare a foreign key "
+                              "to the real one instead).")
+        if implied.name in overrides.tables or implied.name in overrides.drop_tables:
+            raise SchemaError(f"{ctx} takes no settings under tables: or drop_tables:; "
+                              "it holds only its key and first_seen.")
+        for table, column in implied.sources:
+            if table not in columns_by_table or table in overrides.drop_tables:
+                raise SchemaError(f"{ctx}: {table}.{column} names table {table!r}, which is not "
+                                  f"read; tables: {_read_tables(columns_by_table, overrides)}.")
+            if column not in columns_by_table[table]:
+                raise SchemaError(f"{ctx}: table {table!r} has no column {column!r}; its "
+                                  f"columns are {columns_by_table[table]}.")
+            if column in declared.get(table, set()):
+                raise SchemaError(f"{ctx}: {table}.{column} is also declared as a foreign key "
+                                  f"under tables: {table}:; keep one of the two.")
+
+
+def _read_tables(columns_by_table: dict[str, list[str]], overrides: SchemaOverrides) -> list[str]:
+    """The tables a schema file may name: the source's, less those dropped."""
+    return sorted(set(columns_by_table) - set(overrides.drop_tables))

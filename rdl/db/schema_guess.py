@@ -10,11 +10,22 @@ missing; failing those, a unique column whose name another table has for a
 column of values mostly found in it (``planes.tailnum``). A foreign key is a
 column of another table named like a single key (``user_id`` for
 ``users.user_id``, or ``<table>_id`` for an ``id`` key), or both columns of a
-pair key, whose values are nearly all (:data:`MIN_FOUND`) among the key's. A
+pair key, whose values are nearly all (:data:`MIN_FOUND`) among the key's (a
+table's own key too, where a larger table has a key of that name: reviews keyed
+by ``order_id`` extend ``orders`` one to one). A
 link with only most of its values found (:data:`MIN_SHOWN`), as exports with
 dangling references have them, is shown commented out, as is a text column
 named unlike any key whose values are nearly all a table's text key
 (``flights.origin`` in ``airports.faa``, which then becomes that key).
+
+Implied tables. An id-named column that repeats (``events.user_id``), is no
+table's key and links to none, names things the data holds no table of. An
+implied table (``users: events.user_id``) gives each value a row, so a task can
+predict for it and its rows link through it; same-named columns of several
+tables feed one. A column named for its own table (``reviews.review_id``, a key
+with duplicates), part of its table's key or of a composite link, read as a
+time (``yearID``), or with fewer
+than :data:`MIN_IMPLIED` values (a category, already a feature) is not offered.
 
 Times. A table without a time column has every row seen at every prediction
 time, so a row of 2015 informs a prediction for 2010. A whole-number column named
@@ -51,8 +62,22 @@ from rdl.db.times import NOT_CREATION
 
 MIN_FOUND = 0.95  # share of a column's values that must be keys of the parent
 MIN_SHOWN = 0.5  # a link with less found is not shown; below MIN_FOUND, commented out
+MIN_IMPLIED = 20  # distinct values an implied table needs; fewer make a category, a feature
 
 Key = str | tuple[str, ...]  # one column, or the columns of a composite key
+
+
+@dataclass(frozen=True)
+class ImpliedGuess:
+    """The ``(table, column)`` pairs naming an implied table's rows, how many
+    rows have a value, and how many distinct values they hold."""
+
+    sources: tuple[tuple[str, str], ...]
+    rows: int
+    values: int
+
+    def refs(self) -> list[str]:
+        return [f"{table}.{column}" for table, column in self.sources]
 
 
 @dataclass
@@ -74,6 +99,8 @@ class SchemaGuess:
             a time), offered commented out as ``time_column: {from: ...}``
             (an order line happens with its order; a customer does not
             happen with its sales rep, so the user decides).
+        implied_tables: Name -> the columns that name its rows, for
+            ``implied_tables`` (:mod:`rdl.db.implied`).
     """
 
     primary_keys: dict[str, Key] = field(default_factory=dict)
@@ -82,6 +109,7 @@ class SchemaGuess:
     weak_links: dict[str, dict[Key, tuple[str, float, int]]] = field(default_factory=dict)
     time_gaps: dict[str, int] = field(default_factory=dict)
     time_parents: dict[str, tuple[str, str]] = field(default_factory=dict)
+    implied_tables: dict[str, ImpliedGuess] = field(default_factory=dict)
 
     def links_only(self) -> SchemaGuess:
         """The guessed foreign keys, with only the guessed primary keys they
@@ -90,7 +118,8 @@ class SchemaGuess:
                    for links in found.values() for parent, _, _ in links.values()}
         return SchemaGuess({table: key for table, key in self.primary_keys.items()
                             if table in parents}, self.foreign_keys, self.time_columns,
-                           self.weak_links, self.time_gaps, self.time_parents)
+                           self.weak_links, self.time_gaps, self.time_parents,
+                           self.implied_tables)
 
     def add_link(self, table: str, column: Key, link: tuple[str, float, int] | None) -> None:
         """Keeps ``link`` (parent, share found, values) as a foreign key, as a
@@ -102,7 +131,7 @@ class SchemaGuess:
     def empty(self) -> bool:
         """Whether nothing is guessed."""
         return not (self.primary_keys or self.foreign_keys or self.time_columns
-                    or self.weak_links)
+                    or self.weak_links or self.implied_tables)
 
     def merged_into(self, schema: dict) -> dict:
         """A copy of a schema file's content (:obj:`schema`, as YAML reads it)
@@ -127,6 +156,14 @@ class SchemaGuess:
                     else:
                         declared.setdefault(parent, {"columns": list(column), "table": parent})
                 spec["foreign_keys"] = declared
+        if self.implied_tables:
+            implied = dict(merged.get("implied_tables") or {})
+            fed = {ref for refs in implied.values()
+                   for ref in ([refs] if isinstance(refs, str) else refs)}
+            for name, found in self.implied_tables.items():
+                if not fed & set(found.refs()):  # a column feeds one table
+                    implied.setdefault(name, found.refs())
+            merged["implied_tables"] = implied
         return merged
 
     def weak_links_note(self) -> str:
@@ -173,6 +210,11 @@ class SchemaGuess:
                     lines.append(f"      {name}{target}   # {found:.1%} of {count:,} values found")
                 else:
                     lines.append(f"      # {name}{target}   # {_weak_reason(found, count)}")
+        if self.implied_tables:
+            lines.append("implied_tables:   # a row per value, first seen at its earliest row")
+        for name, found in sorted(self.implied_tables.items()):
+            lines.append(f"  {name}: [{', '.join(found.refs())}]   # {found.rows:,} rows name "
+                         f"{found.values:,} values")
         return "\n".join(lines)
 
 
@@ -202,10 +244,12 @@ def guess_keys(db: Database) -> SchemaGuess:
         own = keys.get(child.name)
         by_name = {str(column).lower(): column for column in child.df.columns}
         for column in child.df.columns:
-            if column in (own, SURROGATE_KEY) or column in child.foreign_keys:
+            if column == SURROGATE_KEY or column in child.foreign_keys:
                 continue
             best = None
             for parent in _parents_named_by(str(column).lower(), child.name, keys, db):
+                if column == own and not _parent_of(parent, child.name, db):
+                    continue  # two tables keyed by one name: only the smaller links (1:1)
                 found, count = _found_share(child.df[[column]], db[parent].df[[keys[parent]]])
                 if count and (best is None or found > best[1]):
                     best = (parent, found, count)
@@ -222,7 +266,57 @@ def guess_keys(db: Database) -> SchemaGuess:
             if count:
                 guess.add_link(child.name, columns, (parent, found, count))
     _links_named_otherwise(db, guess, keys, referenced, id_names)
+    guess.implied_tables = _implied_tables(db, guess, keys)
     return guess
+
+
+def _implied_tables(db: Database, guess: SchemaGuess,
+                    keys: dict[str, Key]) -> dict[str, ImpliedGuess]:
+    """The implied table each name of :func:`_implied_stem` columns suggests
+    (``user_id`` -> ``users``), fed by every column of that name; a name some
+    table already has is passed over."""
+    linked = {(table, column) for found in (guess.foreign_keys, guess.weak_links)
+              for table, links in found.items() for key in links
+              for column in ((key,) if isinstance(key, str) else key)}
+    by_stem: dict[str, list[tuple[str, str, pd.Series]]] = {}
+    for table in db:
+        key = keys.get(table.name, table.primary_key)
+        taken = ({key} if isinstance(key, str) else set(key or ())) | set(table.foreign_keys)
+        taken |= {column for name, column in linked if name == table.name}
+        for column in table.df.columns:
+            values = table.df[column].dropna()
+            if column not in taken and (stem := _implied_stem(table, column, values)):
+                by_stem.setdefault(stem, []).append((table.name, str(column), values))
+    names = {table.name.lower() for table in db}
+    implied = {}
+    for stem, found in by_stem.items():
+        name = stem if stem.endswith("s") else f"{stem}s"
+        if name not in names and stem not in names:
+            values = (pd.concat([_as_text(v) for _, _, v in found]) if len(found) > 1
+                      else found[0][2])
+            implied[name] = ImpliedGuess(tuple((t, c) for t, c, _ in found), len(values),
+                                         int(values.nunique()))
+    return implied
+
+
+def _implied_stem(table, column, values: pd.Series) -> str | None:
+    """What a column of ``table`` (not a key, linking nowhere) names, if it
+    looks like things without a table: id-named, ids that repeat, at least
+    :data:`MIN_IMPLIED` of them, not a time, not named for its own table."""
+    stem = _stem(str(column))
+    if (not _id_named(column) or not stem or stem in table.name.lower()
+            or column == table.time_column or not _keyish(values)):
+        return None
+    distinct = values.nunique()
+    if distinct < MIN_IMPLIED or distinct == len(values) or _time_unit(str(column), values):
+        return None
+    return stem
+
+
+def _stem(column: str) -> str:
+    """What an id-named column names: ``user_id`` -> ``user``, ``playerID`` -> ``player``."""
+    name = column[:-3] if column.lower().endswith("_id") else column[:-2]
+    return name.lower()
 
 
 def _links_named_otherwise(db: Database, guess: SchemaGuess, keys: dict[str, Key],

@@ -70,7 +70,7 @@ def suggested_schema(db: Database) -> Suggestion:
     where some table has one; :mod:`rdl.db.schema_guess`). The guess is empty
     where there is nothing to suggest."""
     notes = []
-    guess = guess_keys(db) if len(list(db)) >= 2 else SchemaGuess()
+    guess = guess_keys(db)
     weak = (" (commented out where only part of them are, or where the name is unlike the "
             "key's)" if guess.weak_links else "")
     if any(table.foreign_keys for table in db):
@@ -81,8 +81,12 @@ def suggested_schema(db: Database) -> Suggestion:
     elif guess.foreign_keys or guess.weak_links:
         notes.append(f"{_ALONE}. These columns look like keys (unique; or nearly all values "
                      f"found in the parent's key{weak})")
-    else:
+    elif not guess.implied_tables:
         guess = SchemaGuess()
+    if guess.implied_tables:
+        notes.append("these id columns repeat but name no table: an implied table gives each "
+                     "value a row (first seen at its earliest row), for a task to predict for "
+                     "and for their rows to link through")
     linking = {table.name for table in db if table.foreign_keys} | set(guess.foreign_keys)
     guess.time_columns = guess_time_columns(db, linking)
     guess.time_gaps = {name: gaps for name, (column, _) in guess.time_columns.items()

@@ -449,3 +449,63 @@ def test_warehouse_keys_named_key_are_found_by_the_fact_table_that_shares_their_
     assert guess.foreign_keys == {"FactSales": {"CustomerKey": ("DimCustomer", 1.0, 5),
                                                 "ProductKey": ("DimProduct", 1.0, 5),
                                                 "household_key": ("households", 1.0, 5)}}
+
+
+def _event_log(rows: int = 400) -> pd.DataFrame:
+    """One file of events: 60 users, 25 items, 3 devices, 2 rows per session."""
+    i = pd.Series(range(rows))
+    return pd.DataFrame({"event_id": i, "user_id": i * 7 % 60, "item_id": i * 11 % 25,
+                         "device_id": i % 3, "session_id": i // 2,
+                         "ts": pd.Timestamp("2024-01-01") + pd.to_timedelta(i, unit="h")})
+
+
+def test_an_event_log_alone_is_offered_tables_of_the_users_and_items_it_names(tmp_path):
+    _event_log().to_csv(tmp_path / "events.csv", index=False)
+    files = connect(str(tmp_path))
+    guess, notes = suggested_schema(files)
+    assert guess.primary_keys == {"events": "event_id"}
+    # devices are 3 values (a category, already a feature); sessions name only 2 rows
+    # each but 200 of them: a thing of its own
+    assert {name: found.refs() for name, found in guess.implied_tables.items()} == {
+        "users": ["events.user_id"], "items": ["events.item_id"],
+        "sessions": ["events.session_id"]}
+    assert (guess.implied_tables["users"].rows, guess.implied_tables["users"].values) == (400, 60)
+    assert any("name no table" in note for note in notes)
+    (hint,) = schema_hints(files)
+    assert hint.endswith(guess.to_yaml())
+    assert "  users: [events.user_id]   # 400 rows name 60 values" in hint
+    schema = tmp_path / "guessed.yaml"
+    schema.write_text(guess.to_yaml())
+    linked = connect(str(tmp_path), schema=str(schema))
+    assert linked["events"].foreign_keys == {
+        "user_id": "users", "item_id": "items", "session_id": "sessions"}
+    assert len(linked["users"]) == 60 and linked["users"].time_column == "first_seen"
+    assert schema_hints(linked) == []
+    declared = {"implied_tables": {"people": "events.user_id"}}  # --schema beside the guess
+    merged = guess.merged_into(declared)
+    assert merged["implied_tables"] == {"people": "events.user_id", "items": ["events.item_id"],
+                                        "sessions": ["events.session_id"]}
+    assert len(connect(str(tmp_path), schema=merged)["people"]) == 60
+
+
+def test_an_id_that_links_names_its_table_or_is_its_own_key_implies_none(tmp_path):
+    events = _event_log()
+    users = pd.DataFrame({"user_id": range(60), "age": 30})
+    events["event_id"] = events["event_id"] % 200  # a key with duplicates: named for its table
+    events["yearID"] = 2000 + events["event_id"] % 24  # 24 years: a time, not things
+    events.to_csv(tmp_path / "events.csv", index=False)
+    users.to_csv(tmp_path / "users.csv", index=False)
+    implied = guess_keys(connect(str(tmp_path))).implied_tables
+    assert sorted(implied) == ["items", "sessions"]  # user_id links to users
+
+
+def test_a_table_keyed_by_a_larger_tables_key_extends_it_one_to_one():
+    """Olist's files (olist_orders_dataset, ...) are named unlike their keys: reviews
+    keyed by order_id (one review an order at most) link to the orders, not back."""
+    orders = pd.DataFrame({"order_id": [f"o{i}" for i in range(50)], "total": 1.0})
+    reviews = pd.DataFrame({"order_id": [f"o{i}" for i in range(0, 50, 2)], "score": 5})
+    db = Database({"olist_orders": _keyless("olist_orders", orders),
+                   "olist_reviews": _keyless("olist_reviews", reviews)})
+    guess = guess_keys(db)
+    assert guess.primary_keys == {"olist_orders": "order_id", "olist_reviews": "order_id"}
+    assert guess.foreign_keys == {"olist_reviews": {"order_id": ("olist_orders", 1.0, 25)}}
