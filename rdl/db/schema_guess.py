@@ -23,9 +23,10 @@ table's key and links to none, names things the data holds no table of. An
 implied table (``users: events.user_id``) gives each value a row, so a task can
 predict for it and its rows link through it; same-named columns of several
 tables feed one. A column named for its own table (``reviews.review_id``, a key
-with duplicates), part of its table's key or of a composite link, read as a
-time (``yearID``), or with fewer
-than :data:`MIN_IMPLIED` values (a category, already a feature) is not offered.
+with duplicates), its table's one-column key, part of a composite link, read
+as a time (``yearID``), or with fewer than :data:`MIN_IMPLIED` values (a
+category, already a feature) is not offered; a column of a pair key may be
+(``tags`` keyed by ``[userId, movieId]`` names users).
 
 Times. A table without a time column has every row seen at every prediction
 time, so a row of 2015 informs a prediction for 2010. A whole-number column named
@@ -273,15 +274,16 @@ def guess_keys(db: Database) -> SchemaGuess:
 def _implied_tables(db: Database, guess: SchemaGuess,
                     keys: dict[str, Key]) -> dict[str, ImpliedGuess]:
     """The implied table each name of :func:`_implied_stem` columns suggests
-    (``user_id`` -> ``users``), fed by every column of that name; a name some
-    table already has is passed over."""
+    (``user_id`` -> ``users``), fed by every column of that name, where their
+    values repeat and number at least :data:`MIN_IMPLIED`; a name some table
+    already has is passed over."""
     linked = {(table, column) for found in (guess.foreign_keys, guess.weak_links)
               for table, links in found.items() for key in links
               for column in ((key,) if isinstance(key, str) else key)}
     by_stem: dict[str, list[tuple[str, str, pd.Series]]] = {}
     for table in db:
-        key = keys.get(table.name, table.primary_key)
-        taken = ({key} if isinstance(key, str) else set(key or ())) | set(table.foreign_keys)
+        key = keys.get(table.name, table.primary_key)  # a pair key's columns may name things
+        taken = ({key} if isinstance(key, str) else set()) | set(table.foreign_keys)
         taken |= {column for name, column in linked if name == table.name}
         for column in table.df.columns:
             values = table.df[column].dropna()
@@ -291,24 +293,24 @@ def _implied_tables(db: Database, guess: SchemaGuess,
     implied = {}
     for stem, found in by_stem.items():
         name = stem if stem.endswith("s") else f"{stem}s"
-        if name not in names and stem not in names:
-            values = (pd.concat([_as_text(v) for _, _, v in found]) if len(found) > 1
-                      else found[0][2])
+        values = (pd.concat([_as_text(v) for _, _, v in found]) if len(found) > 1
+                  else found[0][2])
+        distinct = int(values.nunique())
+        if (name not in names and stem not in names and distinct >= MIN_IMPLIED
+                and distinct < len(values)):  # ids that repeat: rows name things
             implied[name] = ImpliedGuess(tuple((t, c) for t, c, _ in found), len(values),
-                                         int(values.nunique()))
+                                         distinct)
     return implied
 
 
 def _implied_stem(table, column, values: pd.Series) -> str | None:
-    """What a column of ``table`` (not a key, linking nowhere) names, if it
-    looks like things without a table: id-named, ids that repeat, at least
-    :data:`MIN_IMPLIED` of them, not a time, not named for its own table."""
+    """What a column of ``table`` (not its key, linking nowhere) names, if it
+    may name things without a table: id-named, not a time, not named for its
+    own table."""
     stem = _stem(str(column))
-    if (not _id_named(column) or not stem or stem in table.name.lower()
-            or column == table.time_column or not _keyish(values)):
-        return None
-    distinct = values.nunique()
-    if distinct < MIN_IMPLIED or distinct == len(values) or _time_unit(str(column), values):
+    if (not _id_named(column) or not stem or stem in table.name.lower() or values.empty
+            or column == table.time_column or not _keyish(values)
+            or _time_unit(str(column), values)):
         return None
     return stem
 
@@ -478,6 +480,15 @@ def _parents_named_by(column: str, child: str, keys: dict[str, Key], db: Databas
     named = [parent for parent, key in keys.items()
              if parent != child and isinstance(key, str) and column in _names_of(parent, key)]
     return sorted(named, key=lambda parent: (column not in _id_names(parent), -len(db[parent])))
+
+
+def columns_naming(db: Database, table: str) -> list[str]:
+    """``table.column`` of every column named for keys of ``table`` (``user_id``
+    for ``users``) in the other tables, sorted: what an implied table of that
+    name would be fed by."""
+    names = _id_names(table)
+    return sorted(f"{other.name}.{column}" for other in db if other.name != table
+                  for column in other.df.columns if str(column).lower() in names)
 
 
 def _of_others(id_names: dict[str, set[str]], table: str) -> set[str]:

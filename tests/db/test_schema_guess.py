@@ -509,3 +509,27 @@ def test_a_table_keyed_by_a_larger_tables_key_extends_it_one_to_one():
     guess = guess_keys(db)
     assert guess.primary_keys == {"olist_orders": "order_id", "olist_reviews": "order_id"}
     assert guess.foreign_keys == {"olist_reviews": {"order_id": ("olist_orders", 1.0, 25)}}
+
+
+def test_movielens_files_get_one_users_table_fed_by_ratings_and_tags(tmp_path):
+    """MovieLens ships ratings and tags naming userId, and no users file; tags keyed by the
+    pair [userId, movieId] still name users."""
+    ratings = pd.DataFrame({"userId": [u % 30 for u in range(90)],
+                            "movieId": [m % 40 for m in range(90)], "rating": 4.0,
+                            "timestamp": [1_500_000_000 + 3600 * i for i in range(90)]})
+    tags = pd.DataFrame({"userId": [5, 5, 31], "movieId": [1, 2, 1], "tag": "dark",
+                         "timestamp": [1_400_000_000, 1_600_000_000, 1_600_000_000]})
+    movies = pd.DataFrame({"movieId": range(40), "title": "Heat (1995)"})
+    for name, df in {"ratings": ratings, "tags": tags, "movies": movies}.items():
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    guess, _ = suggested_schema(connect(str(tmp_path)))
+    assert guess.primary_keys["tags"] == ("userId", "movieId")
+    assert guess.implied_tables["users"].refs() == ["ratings.userId", "tags.userId"]
+    schema = tmp_path / "guessed.yaml"
+    schema.write_text(guess.to_yaml())
+    db = connect(str(tmp_path), schema=str(schema))
+    users = db["users"].df.set_index("userId")["first_seen"]
+    assert len(users) == 31  # 0..29 rate, 31 only tags
+    assert users[5] == pd.Timestamp(1_400_000_000, unit="s")  # its tag came first
+    assert users[31] == pd.Timestamp(1_600_000_000, unit="s")
+    assert db["tags"].foreign_keys == {"userId": "users", "movieId": "movies"}

@@ -101,6 +101,19 @@ def test_missing_foreign_key_lists_linked_tables(shop):
         resolve_query(parse(f"PREDICT COUNT(products.*, 0, 30, days) {C}"), shop)
 
 
+def test_a_table_only_named_by_key_columns_points_to_implying_it(shop):
+    """The products file left out: the orders still name products by product_id."""
+    del shop.tables["products"]
+    query = "PREDICT COUNT(orders.*, 0, 30, days) FOR EACH products.product_id"
+    with pytest.raises(QueryError, match=re.escape(
+            "orders.product_id names products without a table of them: declare "
+            "'implied_tables: {products: orders.product_id}' in a schema file")):
+        resolve_query(parse(query), shop)
+    with pytest.raises(QueryError) as caught:  # no column names shops: no such line
+        resolve_query(parse("PREDICT COUNT(orders.*, 0, 30, days) FOR EACH shops.id"), shop)
+    assert "implied_tables" not in str(caught.value)
+
+
 def test_entity_table_without_primary_key(shop):
     shop.tables["addresses"].primary_key = None
     with pytest.raises(QueryError, match="Entity table 'addresses' has no primary key"):

@@ -13,6 +13,7 @@ import pandas as pd
 
 from rdl.db.database import Database
 from rdl.db.keys import SURROGATE_KEY
+from rdl.db.schema_guess import columns_naming
 from rdl.db.table import Table
 from rdl.tasks import task_types as types
 from rdl.tasks.errors import QueryError
@@ -82,7 +83,8 @@ class _Checker:
 
     def table(self, name: str, pos: int) -> Table:
         if name not in self.db.tables:
-            raise self.fail(f"Unknown table {name!r}; the tables are {sorted(self.db.tables)}", pos)
+            raise self.fail(f"Unknown table {name!r}; the tables are {sorted(self.db.tables)}"
+                            + _implied_note(self.db, name), pos)
         return self.db.tables[name]
 
     def column(self, table: Table, name: str, pos: int) -> str:
@@ -314,3 +316,15 @@ def resolve_query(query: Query, db: Database, task_type: str | None = None) -> R
         item_table = db.tables[agg.table].foreign_keys[agg.column]
     return ResolvedQuery(query, query.table, entity.primary_key, entity.time_column, event_level,
                 task_type, c.links, c.time_columns, c.kinds, hidden, item_table)
+
+
+def _implied_note(db: Database, name: str) -> str:
+    """Where columns are named for the unknown table (``events.user_id`` for
+    ``users``), how to give them a table of their own."""
+    named = columns_naming(db, name)
+    if not named:
+        return ""
+    refs = named[0] if len(named) == 1 else f"[{', '.join(named)}]"
+    return (f". {', '.join(named)} name{'s' if len(named) == 1 else ''} {name} without a "
+            f"table of them: declare 'implied_tables: {{{name}: {refs}}}' in a schema file "
+            "(README: The schema file)")
