@@ -50,7 +50,7 @@ file) for the user to check, never applied.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Hashable
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -59,6 +59,7 @@ import pandas as pd
 from rdl.db.database import Database
 from rdl.db.keys import SURROGATE_KEY
 from rdl.db.schema import CALENDAR_UNITS
+from rdl.db.table import Table
 from rdl.db.times import NOT_CREATION
 
 MIN_FOUND = 0.95  # share of a column's values that must be keys of the parent
@@ -303,7 +304,7 @@ def _implied_tables(db: Database, guess: SchemaGuess,
     return implied
 
 
-def _implied_stem(table, column, values: pd.Series) -> str | None:
+def _implied_stem(table: Table, column: Hashable, values: pd.Series) -> str | None:
     """What a column of ``table`` (not its key, linking nowhere) names, if it
     may name things without a table: id-named, not a time, not named for its
     own table."""
