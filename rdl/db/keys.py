@@ -7,6 +7,8 @@ that it holds the parent's key value, or NULL when the parent row is missing.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -184,3 +186,11 @@ def _take_keys(keys: pd.Series, positions: np.ndarray) -> pd.Series:
     if isinstance(values, pd.arrays.NumpyExtensionArray):
         values = values.to_numpy()
     return pd.Series(pd.api.extensions.take(values, positions, allow_fill=True))
+
+
+def id_named(column: Hashable) -> bool:
+    """``id``, ``..._id`` or ``...Id``/``...ID`` (``playerID``), not ``paid``: a
+    name that says its values are identifiers."""
+    name = str(column)
+    return (name.lower() == "id" or name.lower().endswith("_id")
+            or (len(name) > 2 and name[-2:] in ("Id", "ID")))

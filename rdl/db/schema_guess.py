@@ -57,7 +57,7 @@ from itertools import combinations
 import pandas as pd
 
 from rdl.db.database import Database
-from rdl.db.keys import SURROGATE_KEY
+from rdl.db.keys import SURROGATE_KEY, id_named
 from rdl.db.schema import CALENDAR_UNITS
 from rdl.db.table import Table
 from rdl.db.times import NOT_CREATION
@@ -309,7 +309,7 @@ def _implied_stem(table: Table, column: Hashable, values: pd.Series) -> str | No
     may name things without a table: id-named, not a time, not named for its
     own table."""
     stem = _stem(str(column))
-    if (not _id_named(column) or not stem or stem in table.name.lower() or values.empty
+    if (not id_named(column) or not stem or stem in table.name.lower() or values.empty
             or column == table.time_column or not _keyish(values)
             or _time_unit(str(column), values)):
         return None
@@ -520,13 +520,6 @@ def _names_of(parent: str, key: str) -> set[str]:
     return names
 
 
-def _id_named(column) -> bool:
-    """``id``, ``..._id`` or ``...Id``/``...ID`` (``playerID``), not ``paid``."""
-    name = str(column)
-    return (name.lower() == "id" or name.lower().endswith("_id")
-            or (len(name) > 2 and name[-2:] in ("Id", "ID")))
-
-
 def _primary_key(table: str, df: pd.DataFrame, others: set[str],
                  held: list[set[str]]) -> Key | None:
     """The first of: an ``id``/``<table>_id`` column, another id-named column
@@ -537,7 +530,7 @@ def _primary_key(table: str, df: pd.DataFrame, others: set[str],
     names, lower case) wins: ``[yearID, teamID]``, which season statistics
     name, over ``[yearID, franchID]``."""
     candidates = [column for column in df.columns
-                  if _id_named(column) and _keyish(df[column]) and df[column].notna().all()]
+                  if id_named(column) and _keyish(df[column]) and df[column].notna().all()]
     wanted = {"id"} | _id_names(table)
     named = [column for column in candidates if str(column).lower() in wanted]
     rest = [column for column in candidates if str(column).lower() not in wanted | others]

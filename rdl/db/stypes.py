@@ -6,7 +6,9 @@ any of them per column.
 ==================  ===========================================================
 stype               chosen for
 ==================  ===========================================================
-categorical         booleans, 0/1 integers, short strings
+categorical         booleans, 0/1 integers, short strings, whole numbers named
+                    as ids or codes (``store_id``, ``zip_code_prefix``): labels,
+                    whose size means nothing
 numerical           other numbers
 timestamp           datetimes, date objects, dates written as text
 multicategorical    lists of strings, or strings of delimited tags ("a|b|c",
@@ -17,10 +19,14 @@ embedding           lists of numbers (precomputed vectors)
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Hashable
+
 import numpy as np
 import pandas as pd
 
 from rdl.db.issues import DataIssue, SchemaError
+from rdl.db.keys import id_named
 from rdl.db.times import is_time_like, parse_times
 
 # Tag delimiters, tried in this order, and the share of values that must hold
@@ -173,6 +179,8 @@ def assign_stypes(
             del df[col]
             continue
         stype = declared.get(col) or infer_stype(df[col])
+        if stype == "numerical" and col not in declared and names_a_label(col, df[col]):
+            stype = "categorical"
         if stype == "timestamp":  # text parsed; any time as naive UTC nanoseconds
             parsed, bad = parse_times(df[col])
             df[col] = parsed
@@ -186,6 +194,21 @@ def assign_stypes(
             df[col] = split_tags(df[col], tag_delimiter(df[col]))
         stypes[col] = stype
     return stypes
+
+
+# Names of number columns that label things rather than measure them.
+_CODE_NAMES = re.compile(r"zip|postal|postcode|(^|_)code$", re.IGNORECASE)
+
+
+def names_a_label(column: Hashable, series: pd.Series) -> bool:
+    """Whether a number column holds labels: whole numbers, named as an id
+    (:func:`~rdl.db.keys.id_named`) or a code (``zip``, ``postal``, ``..._code``).
+    A store number of 7 is not seven times store 1."""
+    if not (id_named(column) or _CODE_NAMES.search(str(column))):
+        return False
+    values = series.dropna()
+    return bool(pd.api.types.is_integer_dtype(values)
+                or (pd.api.types.is_float_dtype(values) and (values == values.round()).all()))
 
 
 def _dtype_stype(series: pd.Series) -> str:

@@ -33,6 +33,25 @@ def test_infer_stype(values, expected):
     assert infer_stype(pd.Series(values)) == expected
 
 
+def test_whole_numbers_named_as_ids_or_codes_are_labels_not_quantities(tmp_path):
+    """Olist's zip prefixes and a store number are categories; a quantity, a fractional
+    'code' and a declared stype stay as they are."""
+    pd.DataFrame({"sale_id": range(6), "store_id": [7, 1, 7, 3, 3, 1],
+                  "customer_zip_code_prefix": [1037, 14409, 1037, 99900, 5500, 1037],
+                  "area_code": [212.0, None, 415.0, 212.0, 617.0, 212.0],
+                  "score_code": [0.5, 1.25, 2.0, 0.5, 1.0, 3.5],
+                  "quantity": [1, 4, 2, 9, 3, 2], "paid": [3, 5, 7, 9, 11, 13]}
+                 ).to_csv(tmp_path / "sales.csv", index=False)
+    stypes = rdl.connect(tmp_path)["sales"].stypes
+    assert {c: stypes[c] for c in ("store_id", "customer_zip_code_prefix", "area_code")} == {
+        "store_id": "categorical", "customer_zip_code_prefix": "categorical",
+        "area_code": "categorical"}
+    assert {c: stypes[c] for c in ("score_code", "quantity", "paid")} == {
+        "score_code": "numerical", "quantity": "numerical", "paid": "numerical"}
+    declared = {"tables": {"sales": {"stypes": {"store_id": "numerical"}}}}
+    assert rdl.connect(tmp_path, schema=declared)["sales"].stypes["store_id"] == "numerical"
+
+
 def test_dates_written_as_datetimes_are_timestamps():
     assert infer_stype(pd.Series(pd.to_datetime(["2024-01-01", "2024-05-05"]))) == "timestamp"
 
