@@ -22,10 +22,11 @@ _NEXT_PERIOD = {"year": pd.offsets.YearBegin(1), "month": pd.offsets.MonthBegin(
 
 # Column-name hints for the time column, best first. Names that say the time
 # is not the row's creation (birth and death dates, expiry, updates, a last or
-# final moment) are never picked.
+# final moment, a deadline or an estimate: Olist's shipping_limit_date) are never picked.
 _TIME_NAME_HINTS = ("created", "creation", "timestamp", "event", "time", "date", "_at", "_on")
 NOT_CREATION = re.compile(
-    r"birth|dob|death|died|expir|until|end|final|last|updated|modified|deleted", re.I)
+    r"birth|dob|death|died|expir|until|end|final|last|updated|modified|deleted"
+    r"|limit|deadline|(^|_)due|estimat|promised", re.I)
 
 
 def looks_like_dates(series: pd.Series, sample: int = 200) -> bool:

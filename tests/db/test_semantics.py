@@ -123,7 +123,9 @@ def test_pick_time_column_prefers_creation_and_skips_birthdays():
     assert pick_time_column(df[["birth_date", "note"]], exclude=set()) is None
 
 
-@pytest.mark.parametrize("name", ["deathDate", "died_on", "final_game", "last_seen_at"])
+@pytest.mark.parametrize("name", ["deathDate", "died_on", "final_game", "last_seen_at",
+                                  "shipping_limit_date", "due_date", "deadline",
+                                  "order_estimated_delivery_date", "promised_at"])
 def test_a_later_moment_than_the_rows_creation_is_never_its_time_column(name):
     df = pd.DataFrame({name: ["2024-01-01", "2024-02-01"], "signup": ["2023-01-01"] * 2})
     assert pick_time_column(df, exclude=set()) == "signup"
