@@ -439,6 +439,9 @@ def check_schema_names(
 
 
 def _check_implied(overrides: SchemaOverrides, columns_by_table: dict[str, list[str]]) -> None:
+    """Raises where an implied table clashes with the source or the rest of the
+    file: a name the source has, settings given for it under ``tables:``, a
+    listed column of a table not read, or one declared as a foreign key too."""
     declared = {name: {c for cols in ov.foreign_keys for c in cols}
                 for name, ov in overrides.tables.items()}
     for implied in overrides.implied_tables.values():
