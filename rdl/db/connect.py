@@ -157,15 +157,10 @@ def build_database(
     issues: list[DataIssue] = []
     foreign_keys: dict[str, list[ForeignKey]] = {}
     unlinked: dict[str, set[str]] = {}  # columns of keys whose parent is not read: no features
-    implied_keys = overrides.implied_keys()
     for name, info in kept.items():
         foreign_keys[name], missing = _foreign_keys(info, overrides, kept)
         unlinked[name] = {column for fk in missing for column in fk.columns}
         issues.extend(_unlinked_key(name, fk, kept) for fk in missing)
-        foreign_keys[name] = [fk for fk in foreign_keys[name]
-                              if not set(fk.columns) & set(implied_keys.get(name, {}))]
-        foreign_keys[name].extend(ForeignKey((column,), implied)
-                                  for column, implied in implied_keys.get(name, {}).items())
     for name, info in kept.items():
         ov = overrides.for_table(name)
         pk = info.primary_key if ov.primary_key is UNSET else _as_tuple(ov.primary_key)
@@ -255,20 +250,23 @@ def _as_tuple(pk: str | tuple[str, ...] | None) -> tuple[str, ...]:
 def _foreign_keys(
     info: TableInfo, overrides: SchemaOverrides, tables: dict[str, TableInfo]
 ) -> tuple[list[ForeignKey], list[ForeignKey]]:
-    """Reflected keys, replaced or removed by declared ones on the same columns;
-    keys into dropped tables, and reflected keys over dropped columns, are
-    left out. Returns them with, apart, the reflected keys into a table not
-    read (MySQL accepts one with ``FOREIGN_KEY_CHECKS=0``, or it lives in
-    another schema), which the caller reports; a declared one is an error."""
+    """Reflected keys, replaced or removed by declared ones on the same columns
+    (a column feeding an implied table declares a key to it); keys into
+    dropped tables, and reflected keys over dropped columns, are left out.
+    Returns them with, apart, the reflected keys into a table not read (MySQL
+    accepts one with ``FOREIGN_KEY_CHECKS=0``, or it lives in another schema),
+    which the caller reports; a declared one is an error."""
     ov = overrides.for_table(info.name)
+    implied = overrides.implied_keys().get(info.name, {})
     merged = {fk.columns: fk for fk in info.foreign_keys
-              if not set(fk.columns) & set(ov.drop_columns)}
+              if not set(fk.columns) & (set(ov.drop_columns) | set(implied))}
     merged.update(ov.foreign_keys)
+    merged.update({(column,): ForeignKey((column,), table) for column, table in implied.items()})
     result, missing = [], []
     for cols, fk in merged.items():
         if fk is None:
             continue
-        if fk.table not in tables:
+        if fk.table not in tables and fk.table not in overrides.implied_tables:
             if fk.table in overrides.drop_tables:
                 continue
             if cols not in ov.foreign_keys:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rdl.db.issues import DataIssue
+from rdl.db.keys import tidy_key_dtype
 from rdl.db.schema import ImpliedTable
 
 FIRST_SEEN = "first_seen"
@@ -26,10 +27,11 @@ def implied_frame(
     """The rows of :obj:`implied` (its key, and :data:`FIRST_SEEN` where every
     listed table has a time), the time column's name or ``None``, and the
     issues found: listed columns of different kinds of value (text ids beside
-    numbers are compared as text) and a table left without rows."""
-    values = [frames[table][column] for table, column in implied.sources]
+    numbers are compared as text; whole floats, as a NULL-able integer column
+    is read, count as integers) and a table left without rows."""
+    values = [tidy_key_dtype(frames[table][column]) for table, column in implied.sources]
     issues = []
-    if len({str(v.dtype) for v in values}) > 1:
+    if len({pd.api.types.is_numeric_dtype(v) for v in values}) > 1:
         kinds = ", ".join(f"{t}.{c} ({v.dtype})" for (t, c), v in zip(implied.sources, values))
         issues.append(DataIssue(
             "mixed_key_types", implied.name, implied.key, 0, "values compared as text",

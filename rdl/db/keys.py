@@ -43,7 +43,7 @@ def resolve_primary_key(
             df = df.loc[~dup]
         df = df.reset_index(drop=True)
     if len(pk) == 1:
-        df[pk[0]] = _tidy_key_dtype(df[pk[0]])
+        df[pk[0]] = tidy_key_dtype(df[pk[0]])
         return df, pk[0], issues
     if SURROGATE_KEY in df.columns:
         raise SchemaError(
@@ -91,7 +91,7 @@ def resolve_foreign_key(
     return resolved, issues
 
 
-def _tidy_key_dtype(values: pd.Series) -> pd.Series:
+def tidy_key_dtype(values: pd.Series) -> pd.Series:
     """Integral floats (ints that passed through NULL-able storage) become ints."""
     if pd.api.types.is_float_dtype(values):
         finite = values.dropna()
@@ -107,7 +107,7 @@ def _positions(parent: pd.Series, child: pd.Series) -> np.ndarray:
     reports) referencing a huge parent (transactions) hashes its own distinct
     values and scans the parent, instead of hashing every parent key.
     """
-    parent_arr, child_arr = _arrow_pair(_tidy_key_dtype(parent), _tidy_key_dtype(child))
+    parent_arr, child_arr = _arrow_pair(tidy_key_dtype(parent), tidy_key_dtype(child))
     if len(child_arr) < len(parent_arr):
         uniques = pc.drop_null(pc.unique(child_arr))
         hit = _index_in(parent_arr, uniques)
@@ -160,7 +160,7 @@ def _joint_codes(parent: list[pd.Series], child: list[pd.Series]) -> tuple[np.nd
     child_codes = np.zeros(len(child[0]), dtype=np.int64)
     missing = np.zeros(n_parent + len(child[0]), dtype=bool)
     for p, c in zip(parent, child):
-        p_arr, c_arr = _arrow_pair(_tidy_key_dtype(p), _tidy_key_dtype(c))
+        p_arr, c_arr = _arrow_pair(tidy_key_dtype(p), tidy_key_dtype(c))
         both = pa.concat_arrays([p_arr, c_arr]).to_pandas()
         codes, uniques = pd.factorize(both, use_na_sentinel=True)
         missing |= codes < 0

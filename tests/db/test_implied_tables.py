@@ -82,6 +82,23 @@ def test_text_ids_beside_numbers_are_compared_as_text_and_reported(tmp_path):
     assert db["events"].df["user_id"].notna().all() and db["visits"].df["user_id"].notna().all()
 
 
+def test_whole_floats_beside_integers_are_one_kind_of_id(tmp_path):
+    """A CSV column of ids with a gap reads as floats (2.0): the same users as 2."""
+    folder = tmp_path / "log"
+    folder.mkdir()
+    pd.DataFrame({"event_id": [0, 1, 2], "user_id": [1.0, None, 2.0], "ts": [START] * 3}
+                 ).to_parquet(folder / "events.parquet")
+    pd.DataFrame({"visit_id": [0, 1], "user_id": [2, 7], "ts": [START, START]}
+                 ).to_parquet(folder / "visits.parquet")
+    schema = {"tables": {"events": {"primary_key": "event_id"},
+                         "visits": {"primary_key": "visit_id"}},
+              "implied_tables": {"users": ["events.user_id", "visits.user_id"]}}
+    db = rdl.connect(folder, schema=schema)
+    assert db["users"].df["user_id"].tolist() == [1, 2, 7]
+    assert not [i for i in db.issues if i.table == "users"]
+    assert db["visits"].df["user_id"].notna().all()
+
+
 def test_an_entity_task_asks_only_about_users_seen_by_its_time(tmp_path):
     """Churn of an implied table: at each time, the users with an event in the 10 days
     before, labelled by whether they have none in the 10 after (pandas by hand)."""
