@@ -200,11 +200,16 @@ def assign_stypes(
 _CODE_NAMES = re.compile(r"zip|postal|postcode|(^|_)code$", re.IGNORECASE)
 
 
+def label_named(column: Hashable) -> bool:
+    """Whether a column's name says it holds labels: an id
+    (:func:`~rdl.db.keys.id_named`) or a code (``zip``, ``postal``, ``..._code``)."""
+    return id_named(column) or bool(_CODE_NAMES.search(str(column)))
+
+
 def names_a_label(column: Hashable, series: pd.Series) -> bool:
-    """Whether a number column holds labels: whole numbers, named as an id
-    (:func:`~rdl.db.keys.id_named`) or a code (``zip``, ``postal``, ``..._code``).
-    A store number of 7 is not seven times store 1."""
-    if not (id_named(column) or _CODE_NAMES.search(str(column))):
+    """Whether a number column holds labels: whole numbers in a column
+    :func:`label_named`. A store number of 7 is not seven times store 1."""
+    if not label_named(column):
         return False
     values = series.dropna()
     return bool(pd.api.types.is_integer_dtype(values)

@@ -8,7 +8,10 @@ feature column as numbers when at least :data:`MIN_NUMERIC_SHARE` of its
 values are numbers: the common spellings of NULL (:data:`NULL_SPELLINGS`)
 become NULL, and every other value that is not a number becomes NULL and is
 counted in ``db.issues`` with examples and the first row it is in. A column
-that is mostly text is left as text.
+that is mostly text is left as text, and so is one named as an id or a code
+(:func:`~rdl.db.stypes.label_named`): a zip code column of US numbers and a
+few Canadian codes (MovieLens' users) keeps ``T8H1N`` and ``01002`` as they
+are written, only the spellings of NULL becoming NULL.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from rdl.db.issues import DataIssue
+from rdl.db.stypes import label_named
 
 # Values that mean "no value" in text exports (R, pandas, Excel, SQL dumps).
 NULL_SPELLINGS = ("", "NA", "N/A", "n/a", "#N/A", "null", "NULL", "Null",
@@ -40,6 +44,9 @@ def recover_numbers(
     for col in features:
         stype = declared.get(col)
         if stype not in (None, "numerical") or not _is_text(df[col]):
+            continue
+        if stype is None and label_named(col):
+            df[col] = _without_null_spellings(df[col])
             continue
         if stype is None and _share(*_parse(_sample(df[col]))) < 0.5:
             continue  # clearly text: spare parsing every value
@@ -72,6 +79,11 @@ def _parse(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     numbers = pd.to_numeric(stripped.where(~null), errors="coerce").astype("float64")
     numbers = numbers.where(np.isfinite(numbers))
     return numbers, ~null & numbers.isna()
+
+
+def _without_null_spellings(series: pd.Series) -> pd.Series:
+    """The text values, NULL where they spell NULL (:data:`NULL_SPELLINGS`)."""
+    return series.where(~series.astype(object).str.strip().isin(NULL_SPELLINGS))
 
 
 def _share(numbers: pd.Series, bad: pd.Series) -> float:

@@ -23,7 +23,7 @@ from rdl.train.info import CHECKPOINT_KEY, TaskInfo
 from rdl.train.module import RelationalTask, module_arguments, stored_baseline_features
 from rdl.train.plots import RunPlots
 from rdl.train.quiet import lightning_info_muted
-from rdl.train.recommend import item_scores
+from rdl.train.recommend import ranked_scores
 from rdl.train.seeds import Seeds, node_indices
 
 
@@ -147,8 +147,9 @@ class Predictor:
         seeds = self._seeds(ids, at)
         scores = []
         for batch in self.datamodule.loader(seeds):
-            scores.append(item_scores(self.module.model, self.module.model(batch.inputs),
-                                      batch.seen, self.module.exclude_seen))
+            scores.append(ranked_scores(self.module.model, self.module.model(batch.inputs),
+                                        batch, self.module.exclude_seen,
+                                        self.module.popularity_boost))
         top = torch.cat(scores).topk(min(k, self.graph[self.info.item_type].num_nodes), dim=1)
         items = self.graph.key_index[self.info.item_type]
         id_col = seeds.ids.name or "id"

@@ -29,6 +29,7 @@ from rdl.tasks.run_data import RunData
 from rdl.train.distributed import ShardSampler, share_cpu_threads
 from rdl.train.past_labels import attach_past_labels
 from rdl.train.seeds import Seeds, make_seeds
+from rdl.train.popularity import PopularityIndex, SeedPopularity
 from rdl.train.seen import SeenIndex, SeenItems
 
 
@@ -173,6 +174,7 @@ class RelationalDataModule(L.LightningDataModule):
         self.batch_transform: Callable | None = None
         self.repeat_rate: float | None = None  # recommendation: set with the train seeds
         self._seen: SeenIndex | None = None
+        self._popularity: PopularityIndex | None = None
         self._label_scale: tuple[float, float] | None = None
         self._stat_seconds: list[int] | None = None
 
@@ -361,6 +363,16 @@ class RelationalDataModule(L.LightningDataModule):
                                              self.item_type)
         return self._seen
 
+    def popularity_index(self) -> PopularityIndex | None:
+        """Recommendation: every item's rows by time, to count what is
+        popular before a seed (:mod:`rdl.train.popularity`), built once."""
+        if self.task.task_type != types.RECOMMENDATION:
+            return None
+        if self._popularity is None:
+            self._popularity = PopularityIndex.from_task(self.task, self.db,
+                                                         self.prepare_graph(), self.item_type)
+        return self._popularity
+
     def prepare_data(self) -> None:
         """Runs in one process per machine before any process's
         :meth:`setup`: builds the graph there, so that the feature cache is
@@ -413,7 +425,7 @@ class RelationalDataModule(L.LightningDataModule):
                                  min_seeds=self.min_steps_per_epoch * self.batch_size),
             num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
             transform=AttachLabels(seeds, self.entity_type, transform if pack else None, stats,
-                                   self.seen_index()),
+                                   self.seen_index(), self.popularity_index()),
         )
 
     def model_transform(self) -> Callable | None:
@@ -467,6 +479,8 @@ class LabeledBatch:
         seen (SeenItems, optional): The items each seed's entity already had
             (recommendation).
         prior (Tensor, optional): Each seed's :attr:`Seeds.prior`.
+        popular (SeedPopularity, optional): What was popular at each seed's
+            time (recommendation).
     """
 
     inputs: Any
@@ -475,6 +489,7 @@ class LabeledBatch:
     y_seed: Tensor | None = None
     seen: SeenItems | None = None
     prior: Tensor | None = None
+    popular: SeedPopularity | None = None
 
     @property
     def num_seeds(self) -> int:
@@ -483,18 +498,21 @@ class LabeledBatch:
 
 class AttachLabels:
     """Loader transform: picks the batch's labels (and, given a
-    :class:`SeenIndex`, each seed's already-seen items), adds the temporal
+    :class:`SeenIndex` and a :class:`PopularityIndex`, each seed's
+    already-seen items and a handle on what was popular), adds the temporal
     neighbour statistics if given, and applies the model's own batch
     transform (then hands a packed batch its seeds' :attr:`Seeds.features`,
     if they have any), all inside the loader workers."""
 
     def __init__(self, seeds: Seeds, entity_type: str, then: Callable | None,
-                 stats: TemporalNodeStats | None = None, seen: SeenIndex | None = None) -> None:
+                 stats: TemporalNodeStats | None = None, seen: SeenIndex | None = None,
+                 popularity: PopularityIndex | None = None) -> None:
         self.seeds = seeds
         self.entity_type = entity_type
         self.then = then
         self.stats = stats
         self.seen = seen
+        self.popularity = popularity
 
     def __call__(self, batch: HeteroData) -> LabeledBatch:
         position = batch[self.entity_type].input_id
@@ -505,16 +523,18 @@ class AttachLabels:
             inputs.seed_features = self.seeds.features.index_select(0, position)
         seen = None if self.seen is None else self.seen.lookup(
             self.seeds.node.index_select(0, position), self.seeds.time.index_select(0, position))
+        popular = None if self.popularity is None else SeedPopularity(
+            self.popularity, self.seeds.time.index_select(0, position))
         if self.seeds.label_ptr is None:  # one label per seed (a Predictor's seeds: zeros)
             prior = self.seeds.prior
             return LabeledBatch(inputs, self.seeds.label.index_select(0, position), position,
-                                seen=seen,
+                                seen=seen, popular=popular,
                                 prior=None if prior is None else prior.index_select(0, position))
         start = self.seeds.label_ptr.index_select(0, position)
         count = self.seeds.label_ptr.index_select(0, position + 1) - start
         owner, slot = expand_ranges(start, count)
         y = self.seeds.label.index_select(0, slot)
-        return LabeledBatch(inputs, y, position, owner, seen)
+        return LabeledBatch(inputs, y, position, owner, seen, popular=popular)
 
 
 def _cache_name(source: str) -> str:

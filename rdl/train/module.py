@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Literal
 
@@ -37,7 +38,11 @@ from rdl.train.info import CHECKPOINT_KEY, TaskInfo, task_arguments
 from rdl.train.optim import (
     AUTO_LR, AUTO_LR_CHANNELS, adamw, check_lr_setting, resolve_lr, warmup_cosine_schedule,
 )
-from rdl.train.recommend import ExcludedPositives, loss_and_topk
+from rdl.train.popularity import (
+    POPULARITY_KEY, WEIGHTS, WIN_SHARE, check_popularity_setting, row_scores_per_weight,
+)
+from rdl.train.popularity import describe as describe_popularity
+from rdl.train.recommend import ExcludedPositives, item_scores, loss_and_topk
 from rdl.train.seen_boost import (
     BOOSTS, SEEN_BOOST_KEY, check_seen_boost_setting, choose_boost, row_scores_per_boost,
 )
@@ -130,6 +135,12 @@ class RelationalTask(L.LightningModule):
             count)`` on top of the learned bonus. ``"auto"``: chosen when fit
             ends from 0-16 by the first validation metric (see
             :mod:`rdl.train.seen_boost`); a number fixes it. (default: ``"auto"``)
+        popularity_boost (float or str): Recommendation: how much what was
+            popular in the target window before the seed's time counts, as
+            ``boost * log(1 + rows)`` added to every item's score.
+            ``"auto"``: chosen when fit ends from 0-64 by the first
+            validation metric (see :mod:`rdl.train.popularity`); a number
+            fixes it. (default: ``"auto"``)
     """
 
     def __init__(
@@ -145,6 +156,7 @@ class RelationalTask(L.LightningModule):
         blend_baseline: bool = True,
         baseline_features: bool | Literal["auto"] = "auto",
         seen_boost: float | Literal["auto"] = "auto",
+        popularity_boost: float | Literal["auto"] = "auto",
     ) -> None:
         super().__init__()
         check_compile_setting(compile)
@@ -157,6 +169,7 @@ class RelationalTask(L.LightningModule):
         resolve_exclude_seen(exclude_seen, 0.0)  # raises for anything but auto/true/false
         check_baseline_features_setting(baseline_features)
         check_seen_boost_setting(seen_boost)
+        check_popularity_setting(popularity_boost)
         self.net = ModelSettings.coerce(net)
         # Plain values only: checkpoints are read with torch.load(weights_only=True).
         self.save_hyperparameters({"net": self.net.to_plain(), "exclude_seen": exclude_seen,
@@ -165,12 +178,14 @@ class RelationalTask(L.LightningModule):
                                    "lr_floor": lr_floor, "compile": compile,
                                    "blend_baseline": blend_baseline,
                                    "baseline_features": baseline_features,
-                                   "seen_boost": seen_boost})
+                                   "seen_boost": seen_boost,
+                                   "popularity_boost": popularity_boost})
         self.info: TaskInfo | None = None
         self.model: RelationalModel | None = None
         self.metrics = torch.nn.ModuleDict()
         self.blend: BaselineBlend | None = None
         self.baseline_features: BaselineFeatures | None = None
+        self.popularity_boost = 0.0
         self._epoch_started: float | None = None  # None in an epoch resumed mid-way
 
     # -- building ------------------------------------------------------------
@@ -240,6 +255,8 @@ class RelationalTask(L.LightningModule):
             self.excluded = ExcludedPositives()
             self.set_seen_boost(0.0 if hp.get("seen_boost", "auto") == "auto"
                                 else float(hp.seen_boost))
+            setting = hp.get("popularity_boost", "auto")
+            self.popularity_boost = 0.0 if setting == "auto" else float(setting)
         self._use_compiled(hp.compile is True)
         from rdl.tasks.metrics import get_metrics
 
@@ -275,6 +292,7 @@ class RelationalTask(L.LightningModule):
             checkpoint[BASELINE_FEATURES_KEY] = self.baseline_features.to_plain()
         if self.info.task_type == types.RECOMMENDATION:
             checkpoint[SEEN_BOOST_KEY] = float(self.model.head.seen.boost)
+            checkpoint[POPULARITY_KEY] = self.popularity_boost
         add_checksum(checkpoint)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
@@ -297,13 +315,16 @@ class RelationalTask(L.LightningModule):
 
     def adopt_choices(self, checkpoint: dict) -> None:
         """Takes what fit chose after training and stored beside the weights:
-        the LightGBM blend, and for recommendation the seen items' boost
-        (unless this module's ``seen_boost`` is a number)."""
+        the LightGBM blend, and for recommendation the seen items' and the
+        popular items' boosts (unless this module's setting is a number)."""
         blend = checkpoint.get(BLEND_KEY)
         self.blend = BaselineBlend.from_plain(blend) if blend is not None else None
         if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
                 "seen_boost", "auto") == "auto":
             self.set_seen_boost(checkpoint.get(SEEN_BOOST_KEY, 0.0))
+        if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
+                "popularity_boost", "auto") == "auto":
+            self.popularity_boost = float(checkpoint.get(POPULARITY_KEY, 0.0))
 
     def match_baseline_features(self, stored: BaselineFeatures | None) -> None:
         """Reads the baseline features the checkpoint's model was trained
@@ -355,6 +376,9 @@ class RelationalTask(L.LightningModule):
         if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
                 "seen_boost", "auto") == "auto":
             self.set_seen_boost(0.0)  # likewise its boost, chosen again when fit ends
+        if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
+                "popularity_boost", "auto") == "auto":
+            self.popularity_boost = 0.0
         for split in ("train", "val"):
             self._attach_features(split, again=split != "train")
         if self.hparams.compile == "auto":  # now the number of steps is known
@@ -382,6 +406,7 @@ class RelationalTask(L.LightningModule):
         trainer = self.trainer
         if self.info.task_type == types.RECOMMENDATION:
             self._choose_seen_boost()
+            self._choose_popularity_boost()
             return
         if not self.hparams.blend_baseline:
             return
@@ -411,31 +436,62 @@ class RelationalTask(L.LightningModule):
     def _choose_seen_boost(self) -> None:
         """Chooses the seen items' boost on the validation split (``auto``,
         seen items kept, one process) and stores it in ``best.ckpt``."""
-        trainer = self.trainer
         if self.hparams.get("seen_boost", "auto") != "auto" or self.exclude_seen:
             return
-        if trainer.limit_val_batches == 0 or trainer.world_size > 1:
-            rank_zero_info("seen_boost auto: 0 (choosing it needs the validation split "
-                           "on one process)")
-            return
-        datamodule = trainer.datamodule
         metric = next(iter(self.metrics["val"].values())).clone()
-        was_training = self.training
-        self.eval()
-        rows = []
-        for batch in datamodule.loader(datamodule.split_seeds("val")):
-            batch = self.transfer_batch_to_device(batch, self.device, 0)
-            rows.append(row_scores_per_boost(self(batch), batch.seen, self.model.head.seen,
-                                             metric, self._metric_target(batch),
-                                             metric.k).cpu())
-        self.train(was_training)
-        per_row = torch.cat(rows).numpy() if rows else np.zeros((0, len(BOOSTS)))
-        boost = choose_boost(per_row, seed=datamodule.seed)
+        per_row = self._per_validation_row("seen_boost", len(BOOSTS), lambda batch: (
+            row_scores_per_boost(self(batch), batch.seen, self.model.head.seen, metric,
+                                 self._metric_target(batch), metric.k)))
+        if per_row is None:
+            return
+        boost = choose_boost(per_row, seed=self.trainer.datamodule.seed)
         self.set_seen_boost(boost)
         rank_zero_info(describe_seen_boost(boost, per_row, f"{metric.name}@{metric.k}"))
-        callback = trainer.checkpoint_callback
+        self._store_choice(SEEN_BOOST_KEY, boost)
+
+    def _choose_popularity_boost(self) -> None:
+        """Chooses the weight of recent popularity on the validation split
+        (``auto``, one process), after the seen items' boost, and stores it
+        in ``best.ckpt``."""
+        if self.hparams.get("popularity_boost", "auto") != "auto":
+            return
+        metric = next(iter(self.metrics["val"].values())).clone()
+        per_row = self._per_validation_row("popularity_boost", len(WEIGHTS), lambda batch: (
+            row_scores_per_weight(item_scores(self.model, self(batch), batch.seen,
+                                              self.exclude_seen),
+                                  batch.popular, metric, self._metric_target(batch), metric.k)))
+        if per_row is None:
+            return
+        self.popularity_boost = choose_boost(per_row, seed=self.trainer.datamodule.seed,
+                                             grid=WEIGHTS, min_win_share=WIN_SHARE)
+        rank_zero_info(describe_popularity(self.popularity_boost, per_row,
+                                           f"{metric.name}@{metric.k}"))
+        self._store_choice(POPULARITY_KEY, self.popularity_boost)
+
+    @torch.no_grad()
+    def _per_validation_row(self, setting: str, width: int,
+                            row_scores: Callable[[LabeledBatch], Tensor]) -> np.ndarray | None:
+        """``row_scores`` of every validation batch, :math:`(N, width)`, the
+        model in eval mode; ``None`` (and ``setting`` says it is 0) where
+        validation is off or runs in several processes."""
+        trainer = self.trainer
+        if trainer.limit_val_batches == 0 or trainer.world_size > 1:
+            rank_zero_info(f"{setting} auto: 0 (choosing it needs the validation split "
+                           "on one process)")
+            return None
+        datamodule = trainer.datamodule
+        was_training = self.training
+        self.eval()
+        rows = [row_scores(self.transfer_batch_to_device(batch, self.device, 0)).cpu()
+                for batch in datamodule.loader(datamodule.split_seeds("val"))]
+        self.train(was_training)
+        return torch.cat(rows).numpy() if rows else np.zeros((0, width))
+
+    def _store_choice(self, key: str, value: float) -> None:
+        """Writes what fit chose after training into ``best.ckpt``."""
+        callback = self.trainer.checkpoint_callback
         if callback is not None and callback.best_model_path:
-            _store_in_checkpoint(callback.best_model_path, SEEN_BOOST_KEY, boost)
+            _store_in_checkpoint(callback.best_model_path, key, value)
 
     def on_validation_start(self) -> None:
         if self.trainer.state.fn == "validate":  # not the validation rounds of fit
@@ -588,7 +644,7 @@ class RelationalTask(L.LightningModule):
             return loss, out.softmax(-1)
         k = info.make_task().top_k or 10
         return loss_and_topk(self.model, out, batch, k, self.exclude_seen, with_loss,
-                             with_predictions)
+                             with_predictions, self.popularity_boost)
 
 
 def metric_key(stage: str, name: str) -> str:

@@ -1,6 +1,8 @@
 r"""Recommendation scores around the model: each seed's already-seen items
 either excluded (``-inf`` before the top-``k``) or given the head's learned
-:class:`~rdl.nn.SeenBonus`, then the ranking loss and the top-``k`` items.
+:class:`~rdl.nn.SeenBonus`, then the ranking loss, and the top-``k`` items
+of the scores raised by what was popular at the seed's time
+(:mod:`rdl.train.popularity`).
 
 Used alike by training, validation, testing, ``rdl predict`` and
 :meth:`rdl.Predictor.recommend`, so every path excludes the same items.
@@ -31,14 +33,26 @@ def item_scores(model: RelationalModel, out: Tensor, seen: SeenItems | None, exc
     return model.head.seen(out, seen.seed, seen.item, seen.count, seen.age)
 
 
+def ranked_scores(model: RelationalModel, out: Tensor, batch: LabeledBatch, exclude: bool,
+                  popularity: float) -> Tensor:
+    r"""The scores a ranking orders, :math:`(B, I)`: :func:`item_scores`
+    plus ``popularity * log(1 + rows)`` of each item in the target window
+    before the seed's time."""
+    scores = item_scores(model, out, batch.seen, exclude)
+    if batch.popular is None:
+        return scores
+    return batch.popular.boost(scores, popularity)
+
+
 def loss_and_topk(model: RelationalModel, out: Tensor, batch: LabeledBatch, k: int, exclude: bool,
-                  with_loss: bool = True, with_topk: bool = True
+                  with_loss: bool = True, with_topk: bool = True, popularity: float = 0.0
                   ) -> tuple[Tensor | None, Tensor | None]:
     r"""The ranking loss of :obj:`batch`'s positives (seen items that are no
-    positives left out of it when excluding) and the top-:obj:`k` items
-    (``None`` without :obj:`with_topk`: a training step needs no list, and
-    a top-``k`` over every item costs as much as a fifth of its forward
-    pass on a large catalogue)."""
+    positives left out of it when excluding) and the top-:obj:`k` items of
+    :func:`ranked_scores` (``None`` without :obj:`with_topk`: a training
+    step needs no list, and a top-``k`` over every item costs as much as a
+    fifth of its forward pass on a large catalogue). The loss is the
+    model's own: popularity only reorders the list."""
     scores = item_scores(model, out, batch.seen, exclude)
     loss = None
     if with_loss:
@@ -46,7 +60,11 @@ def loss_and_topk(model: RelationalModel, out: Tensor, batch: LabeledBatch, k: i
         if exclude and batch.seen is not None:
             fit = item_scores(model, out, batch.seen, exclude, keep=(batch.y_seed, batch.y))
         loss = two_tower_loss(fit, batch.y_seed, batch.y)
-    return loss, topk_items(scores, k) if with_topk else None
+    if not with_topk:
+        return loss, None
+    if batch.popular is not None:
+        scores = batch.popular.boost(scores, popularity)
+    return loss, topk_items(scores, k)
 
 
 class ExcludedPositives:

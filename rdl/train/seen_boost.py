@@ -41,20 +41,22 @@ def check_seen_boost_setting(value: object) -> None:
                          "split) or a number >= 0 (0: the learned bonus alone)")
 
 
-def choose_boost(per_row: np.ndarray, seed: int = 0,
-                 rounds: int = BOOTSTRAP_ROUNDS) -> float:
-    r"""The boost of :data:`BOOSTS` that ``per_row`` (the metric of each
-    validation row under each boost, :math:`(N, |BOOSTS|)`) favours, bagged
-    over ``rounds`` bootstrap resamples of the rows."""
+def choose_boost(per_row: np.ndarray, seed: int = 0, rounds: int = BOOTSTRAP_ROUNDS,
+                 grid: tuple[float, ...] = BOOSTS, min_win_share: float = 0.0) -> float:
+    r"""The boost of :obj:`grid` that ``per_row`` (the metric of each
+    validation row under each boost, :math:`(N, |grid|)`) favours, bagged
+    over ``rounds`` bootstrap resamples of the rows; ``grid[0]`` unless the
+    choice beats it in at least :obj:`min_win_share` of the resamples."""
     if per_row.shape[0] == 0:
-        return 0.0
+        return grid[0]
     rng = np.random.default_rng(seed)
     n = per_row.shape[0]
-    winners = []
-    for _ in range(rounds):
-        means = per_row[rng.integers(0, n, n)].mean(axis=0)
-        winners.append(int(np.flatnonzero(means >= means.max() - 1e-12)[0]))
-    return BOOSTS[int(np.rint(np.mean(winners)))]
+    samples = [per_row[rng.integers(0, n, n)].mean(axis=0) for _ in range(rounds)]
+    winners = [int(np.flatnonzero(means >= means.max() - 1e-12)[0]) for means in samples]
+    chosen = int(np.rint(np.mean(winners)))
+    if np.mean([means[chosen] > means[0] for means in samples]) < min_win_share:
+        return grid[0]
+    return grid[chosen]
 
 
 def describe(boost: float, per_row: np.ndarray, metric: str) -> str:

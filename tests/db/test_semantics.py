@@ -185,3 +185,20 @@ def test_mixed_iso_precisions_and_slashed_dates_all_parse():
     assert parsed.iloc[1] == pd.Timestamp("2024-02-03 10:00")
     parsed, bad = parse_times(pd.Series(["12/31/2023", "01/15/2024"]))
     assert (bad, parsed.iloc[0]) == (0, pd.Timestamp("2023-12-31"))
+
+
+def test_codes_with_a_few_letters_keep_their_text(tmp_path):
+    """MovieLens' users: US zip codes and a few Canadian ones. Read as numbers the letters
+    would become NULL (and leading zeros vanish); a column named as a code or an id keeps its
+    text, the spellings of NULL aside, and a quantity with the same stray value does not."""
+    zips = ["85711", "01002", "T8H1N", "94043", "N/A"] + [str(10000 + i) for i in range(95)]
+    pd.DataFrame({"user_id": range(100), "zip_code": zips, "age": zips}
+                 ).to_csv(tmp_path / "users.csv", index=False)
+    db = rdl.connect(tmp_path)
+    users = db["users"]
+    assert users.stypes["zip_code"] == "categorical"
+    assert users.df["zip_code"][:4].tolist() == ["85711", "01002", "T8H1N", "94043"]
+    assert pd.isna(users.df["zip_code"][4])
+    assert [(i.column, i.count) for i in db.issues if i.kind == "unparseable_number"] == [
+        ("age", 1)]
+    assert users.stypes["age"] == "numerical" and pd.isna(users.df["age"][2])

@@ -60,3 +60,15 @@ def test_the_boost_a_clear_winner_wins_and_a_tie_keeps_the_learned_bonus():
 def test_a_seen_boost_is_auto_or_a_number_at_least_zero(value):
     with pytest.raises(ValueError, match="must be 'auto'"):
         check_seen_boost_setting(value)
+
+
+def test_a_choice_that_wins_only_half_the_resamples_falls_back_to_the_first():
+    rng = np.random.default_rng(1)
+    noise = rng.normal(size=(400, len(BOOSTS)))
+    noise[:, 1] = noise[:, 0] + rng.normal(scale=0.01, size=400)  # a coin flip against 0
+    noise[:, 2:] -= 5.0
+    assert choose_boost(noise) == BOOSTS[1]  # the bagged winners lean to it, by chance
+    assert choose_boost(noise, min_win_share=0.9) == 0.0
+    clear = noise.copy()
+    clear[:, 1] += 0.5
+    assert choose_boost(clear, min_win_share=0.9) == BOOSTS[1]
