@@ -91,12 +91,22 @@ def resolve_foreign_key(
     return resolved, issues
 
 
+def whole_numbers(values: pd.Series) -> bool:
+    """Whether every present value of a number column is a whole number: an
+    integer column, or floats that are (ints that passed through NULL-able
+    storage, as a CSV reader makes of integers with gaps). Booleans are not."""
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        return False
+    if pd.api.types.is_integer_dtype(values):
+        return True
+    present = values.dropna()
+    return bool(np.isfinite(present).all() and (present % 1 == 0).all())
+
+
 def tidy_key_dtype(values: pd.Series) -> pd.Series:
     """Integral floats (ints that passed through NULL-able storage) become ints."""
-    if pd.api.types.is_float_dtype(values):
-        finite = values.dropna()
-        if (finite == np.floor(finite)).all():
-            return values.astype("Int64" if values.hasnans else "int64")
+    if pd.api.types.is_float_dtype(values) and whole_numbers(values):
+        return values.astype("Int64" if values.hasnans else "int64")
     return values
 
 

@@ -57,7 +57,7 @@ from itertools import combinations
 import pandas as pd
 
 from rdl.db.database import Database
-from rdl.db.keys import SURROGATE_KEY, id_named
+from rdl.db.keys import SURROGATE_KEY, id_named, whole_numbers
 from rdl.db.schema import CALENDAR_UNITS
 from rdl.db.table import Table
 from rdl.db.times import NOT_CREATION
@@ -458,12 +458,10 @@ def _whole_numbers(values: pd.Series) -> pd.Series | None:
     it lacks (counted), so a few gaps (an archive's one empty row) are no
     reason to leave a table static, while a mostly missing column is no
     row's time."""
-    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+    if not whole_numbers(values):
         return None
     present = values.dropna()
     if present.empty or 2 * len(present) < len(values):
-        return None
-    if not pd.api.types.is_integer_dtype(present) and not (present % 1 == 0).all():
         return None
     return present.astype("int64")
 

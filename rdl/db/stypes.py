@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from rdl.db.issues import DataIssue, SchemaError
-from rdl.db.keys import id_named
+from rdl.db.keys import id_named, whole_numbers
 from rdl.db.times import is_time_like, parse_times
 
 # Tag delimiters, tried in this order, and the share of values that must hold
@@ -209,11 +209,7 @@ def label_named(column: Hashable) -> bool:
 def names_a_label(column: Hashable, series: pd.Series) -> bool:
     """Whether a number column holds labels: whole numbers in a column
     :func:`label_named`. A store number of 7 is not seven times store 1."""
-    if not label_named(column):
-        return False
-    values = series.dropna()
-    return bool(pd.api.types.is_integer_dtype(values)
-                or (pd.api.types.is_float_dtype(values) and (values == values.round()).all()))
+    return label_named(column) and whole_numbers(series)
 
 
 def _dtype_stype(series: pd.Series) -> str:

@@ -398,11 +398,11 @@ class RelationalTask(L.LightningModule):
         """Sets the recommendation head's :attr:`~rdl.nn.SeenBonus.boost`."""
         self.model.head.seen.boost.fill_(float(boost))
 
-    # -- blending with LightGBM ----------------------------------------------
+    # -- what fit chooses on the validation split, after training -------------
     def on_fit_end(self) -> None:
         """Blends the best weights (which :class:`TaskCheckpoint` put back)
-        with LightGBM, or for recommendation chooses the seen items' boost,
-        and stores the result in ``best.ckpt``."""
+        with LightGBM, or for recommendation chooses the seen items' and the
+        popular items' boosts, and stores the result in ``best.ckpt``."""
         trainer = self.trainer
         if self.info.task_type == types.RECOMMENDATION:
             self._choose_seen_boost()
@@ -429,9 +429,7 @@ class RelationalTask(L.LightningModule):
                                datamodule.exclusions, seed=datamodule.seed,
                                category_min_rows=datamodule.entity_category_min_rows)
         rank_zero_info(self.blend.describe())
-        callback = trainer.checkpoint_callback
-        if callback is not None and callback.best_model_path:
-            _store_in_checkpoint(callback.best_model_path, BLEND_KEY, self.blend.to_plain())
+        self._store_choice(BLEND_KEY, self.blend.to_plain())
 
     def _choose_seen_boost(self) -> None:
         """Chooses the seen items' boost on the validation split (``auto``,
@@ -487,7 +485,7 @@ class RelationalTask(L.LightningModule):
         self.train(was_training)
         return torch.cat(rows).numpy() if rows else np.zeros((0, width))
 
-    def _store_choice(self, key: str, value: float) -> None:
+    def _store_choice(self, key: str, value: object) -> None:
         """Writes what fit chose after training into ``best.ckpt``."""
         callback = self.trainer.checkpoint_callback
         if callback is not None and callback.best_model_path:

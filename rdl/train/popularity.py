@@ -31,6 +31,7 @@ from rdl.graph import to_unix_seconds
 from rdl.nn.ranking import topk_items
 from rdl.tasks import Task
 from rdl.tasks.history import item_history
+from rdl.tasks.query.windows import window_offset
 
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0, 64.0)
 WIN_SHARE = 0.9
@@ -74,7 +75,7 @@ class PopularityIndex:
         target = task.check(db).query.target
         return cls(torch.from_numpy(item[known].astype(np.int64)),
                    to_unix_seconds(rows["time"][known]), graph[item_type].num_nodes,
-                   pd.DateOffset(**{target.unit: target.end - target.start}))
+                   window_offset(target.end - target.start, target.unit))
 
     def log_counts(self, time: Tensor) -> tuple[Tensor, Tensor]:
         r"""For seed times :obj:`time` ``[B]``: each seed's row ``[B]`` of the

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rdl.db.keys import resolve_foreign_key
+from rdl.db.keys import resolve_foreign_key, tidy_key_dtype, whole_numbers
 from rdl.db.schema import ForeignKey
 
 keys = st.lists(st.integers(-50, 50), unique=True, max_size=20)
@@ -65,3 +66,19 @@ def test_resolved_reference_keeps_the_parent_key_type(parent_keys, child_refs, k
     pd.testing.assert_series_equal(resolved, expected, check_names=False, check_dtype=False)
     assert resolved.dtype == parent["id"].dtype
     assert sum(i.count for i in issues) == sum(v is not None and v not in present for v in child_refs)
+
+
+@pytest.mark.parametrize("values, expected", [
+    (pd.Series([1, 2, 3]), True),
+    (pd.Series([1.0, None, 3.0]), True),  # integers with a gap, as a CSV reader gives them
+    (pd.Series([1, None, 3], dtype="Int64"), True),
+    (pd.Series([1.0, None, 3.0], dtype="Float64"), True),
+    (pd.Series([1.0, 2.5]), False),
+    (pd.Series([1.0, float("inf")]), False),
+    (pd.Series([True, False]), False),
+    (pd.Series(["1", "2"]), False),
+])
+def test_whole_numbers_are_integers_however_stored(values, expected):
+    assert whole_numbers(values) is expected
+    tidy = tidy_key_dtype(values)
+    assert pd.api.types.is_integer_dtype(tidy) == (expected and not values.dtype == bool)
