@@ -104,13 +104,14 @@ class SeedPopularity:
     def to(self, device: torch.device | str) -> SeedPopularity:
         return self  # counted on the CPU, moved where the scores are
 
+    def prior(self, device: torch.device | str) -> Tensor:
+        r"""Each seed's ``log(1 + rows)`` of every item, :math:`(B, I)`, on :obj:`device`."""
+        row, log_counts = self.index.log_counts(self.time)
+        return log_counts.to(device).index_select(0, row.to(device))
+
     def boost(self, scores: Tensor, weight: float) -> Tensor:
         r""":obj:`scores` :math:`(B, I)` plus ``weight * log(1 + rows)``."""
-        if weight == 0:
-            return scores
-        row, log_counts = self.index.log_counts(self.time)
-        return scores + weight * log_counts.to(scores.device).index_select(
-            0, row.to(scores.device))
+        return scores if weight == 0 else scores + weight * self.prior(scores.device)
 
 
 def describe(weight: float, per_row: np.ndarray, metric: str) -> str:
@@ -128,7 +129,6 @@ def row_scores_per_weight(scores: Tensor, popular: SeedPopularity, metric, targe
     r"""The ranking metric (a :class:`~rdl.tasks.metrics.RankingMetric`) of
     each row with a true item, the item :obj:`scores` raised by recent
     popularity under each weight of :data:`WEIGHTS`: :math:`(N', |WEIGHTS|)`."""
-    row, log_counts = popular.index.log_counts(popular.time)
-    prior = log_counts.to(scores.device).index_select(0, row.to(scores.device))
+    prior = popular.prior(scores.device)
     return torch.stack([metric.row_scores(topk_items(scores + w * prior, k), target)
                         for w in WEIGHTS], dim=1)
