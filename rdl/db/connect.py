@@ -12,7 +12,9 @@ from rdl.db.duckdb_source import DuckDBSource, duckdb_path
 from rdl.db.folder_source import FolderSource
 from rdl.db.implied import implied_frame
 from rdl.db.issues import DataIssue, SchemaError, SourceError, relative_path_note
-from rdl.db.keys import foreign_key_column, resolve_foreign_key, resolve_primary_key
+from rdl.db.keys import (
+    foreign_key_column, resolve_foreign_key, resolve_primary_key, tidy_key_dtype,
+)
 from rdl.db.text_numbers import recover_numbers
 from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bound
 from rdl.db.raw import Source, TableInfo, read_frame
@@ -157,6 +159,7 @@ def build_database(
     issues: list[DataIssue] = []
     foreign_keys: dict[str, list[ForeignKey]] = {}
     unlinked: dict[str, set[str]] = {}  # columns of keys whose parent is not read: no features
+    untimed: dict[str, pd.Series] = {}  # keys of rows dropped for lacking a usable time
     for name, info in kept.items():
         foreign_keys[name], missing = _foreign_keys(info, overrides, kept)
         unlinked[name] = {column for fk in missing for column in fk.columns}
@@ -187,7 +190,9 @@ def build_database(
         issues.extend(found)
         features = [c for c in df.columns if c not in set(pk) | fk_cols | {time}]
         issues.extend(recover_numbers(name, df, features, ov.stypes))
-        df = _parse_time_column(name, df, declared_time, issues)
+        df, dropped = _parse_time_column(name, df, declared_time, issues)
+        if len(pk) == 1 and not dropped.empty:
+            untimed[name] = dropped[pk[0]]
         if time is not None and options.upto is not None:
             df = df.loc[df[time] <= options.upto].reset_index(drop=True)
         times[name], specs[name] = time, declared_time
@@ -221,9 +226,14 @@ def build_database(
             child_df, parent_df = _compared_as_times(
                 frames[name], specs[name], fk.columns, frames[fk.table], specs[fk.table],
                 parent_ref)
+            named = child_df[fk.columns[0]]  # before the resolved keys replace it
             frames[name][column], found = resolve_foreign_key(
                 name, child_df, fk, parent_df, keys[fk.table], parent_ref,
             )
+            if fk.table in untimed and parent_ref == key_columns[fk.table]:
+                found = [_naming_untimed(issue, named, frames[name][column],
+                                         untimed[fk.table], fk.table, times[fk.table])
+                         for issue in found]
             issues.extend(found)
             links[name][column] = fk.table
     tables = {}
@@ -398,12 +408,26 @@ def _compared_as_times(
     return child_df, parent_df
 
 
+def _naming_untimed(issue: DataIssue, values: pd.Series, resolved: pd.Series,
+                    untimed: pd.Series, parent: str, time: str | None) -> DataIssue:
+    """The dangling-reference ``issue`` saying how many of its ``values`` (those
+    not ``resolved``) name ``parent`` rows dropped for lacking a usable time:
+    two counted issues that are one cause."""
+    unresolved = tidy_key_dtype(values[values.notna() & resolved.isna()])
+    named = int(unresolved.isin(tidy_key_dtype(untimed)).sum())
+    if not named:
+        return issue
+    return replace(issue, message=f"{issue.message}; {named:,} of them name {parent} rows "
+                                  f"dropped for having no usable {time} (see that issue)")
+
+
 def _parse_time_column(
     name: str, df: pd.DataFrame, spec: TimeColumn | None, issues: list[DataIssue]
-) -> pd.DataFrame:
-    """Parses the time column; rows without a usable time are dropped, counted."""
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Parses the time column; rows without a usable time are dropped,
+    counted, and returned apart."""
     if spec is None:
-        return df
+        return df, df.iloc[:0]
     try:
         parsed, bad = parse_times(df[spec.column], spec)
     except ValueError as exc:
@@ -421,6 +445,5 @@ def _parse_time_column(
             "null_time", name, spec.column, missing, "rows dropped",
             "time column is NULL, so the row cannot be placed in time",
         ))
-    if bad or missing:
-        df = df.loc[parsed.notna()].reset_index(drop=True)
-    return df
+    keep = parsed.notna()
+    return df.loc[keep].reset_index(drop=True), df.loc[~keep]

@@ -279,3 +279,22 @@ def test_mariadb_connection_killed_mid_read(mariadb_db, monkeypatch, tmp_path, m
         "KILL :id", "SELECT 1 FROM information_schema.processlist WHERE id = :id")
     assert_one_clear_error(monkeypatch, tmp_path, lambda: rdl.connect(url),
                            "events" if mid_table else "shops")
+
+
+def test_a_link_to_a_row_dropped_for_its_time_says_so(tmp_path):
+    """MovieLens' one film without a release date: the film is dropped (counted) and its
+    ratings' links dangle (counted); the second count names the first as its cause."""
+    pd.DataFrame({"item_id": [1, 2, 3], "released": ["2020-01-01", None, "2020-02-01"]}
+                 ).to_csv(tmp_path / "items.csv", index=False)
+    pd.DataFrame({"rating_id": range(6), "item_id": [1, 2, 2, 2, 9, 3],
+                  "at": ["2021-01-0%d" % d for d in range(1, 7)]}
+                 ).to_csv(tmp_path / "ratings.csv", index=False)
+    schema = {"tables": {"items": {"primary_key": "item_id", "time_column": "released"},
+                         "ratings": {"primary_key": "rating_id", "time_column": "at",
+                                     "foreign_keys": {"item_id": "items"}}}}
+    db = rdl.connect(tmp_path, schema=schema)
+    assert issues_of(db, "null_time") == [("items", "released", 1)]
+    [dangling] = [i for i in db.issues if i.kind == "dangling_foreign_key"]
+    assert (dangling.table, dangling.column, dangling.count) == ("ratings", "item_id", 4)
+    assert "3 of them name items rows dropped for having no usable released" in dangling.message
+    assert db["ratings"].df["item_id"].isna().sum() == 4
