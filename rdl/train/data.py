@@ -28,8 +28,8 @@ from rdl.tasks.leakage import GUARD_MODES, GuardMode, guard
 from rdl.tasks.run_data import RunData
 from rdl.train.distributed import ShardSampler, share_cpu_threads
 from rdl.train.past_labels import attach_past_labels
-from rdl.train.seeds import Seeds, make_seeds
 from rdl.train.popularity import PopularityIndex, SeedPopularity
+from rdl.train.seeds import Seeds, make_seeds
 from rdl.train.seen import SeenIndex, SeenItems
 
 

@@ -38,6 +38,7 @@ from rdl.train.info import CHECKPOINT_KEY, TaskInfo, task_arguments
 from rdl.train.optim import (
     AUTO_LR, AUTO_LR_CHANNELS, adamw, check_lr_setting, resolve_lr, warmup_cosine_schedule,
 )
+from rdl.train.past_labels import shows_past_labels
 from rdl.train.popularity import (
     POPULARITY_KEY, WEIGHTS, WIN_SHARE, check_popularity_setting, row_scores_per_weight,
 )
@@ -47,7 +48,6 @@ from rdl.train.seen_boost import (
     BOOSTS, SEEN_BOOST_KEY, check_seen_boost_setting, choose_boost, row_scores_per_boost,
 )
 from rdl.train.seen_boost import describe as describe_seen_boost
-from rdl.train.past_labels import shows_past_labels
 
 HIGHER_IS_BETTER = {"auroc", "average_precision", "accuracy", "f1", "r2", "map", "precision",
                     "recall", "ndcg"}
