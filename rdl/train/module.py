@@ -319,11 +319,9 @@ class RelationalTask(L.LightningModule):
         popular items' boosts (unless this module's setting is a number)."""
         blend = checkpoint.get(BLEND_KEY)
         self.blend = BaselineBlend.from_plain(blend) if blend is not None else None
-        if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
-                "seen_boost", "auto") == "auto":
+        if self._chosen_after_fit("seen_boost"):
             self.set_seen_boost(checkpoint.get(SEEN_BOOST_KEY, 0.0))
-        if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
-                "popularity_boost", "auto") == "auto":
+        if self._chosen_after_fit("popularity_boost"):
             self.popularity_boost = float(checkpoint.get(POPULARITY_KEY, 0.0))
 
     def match_baseline_features(self, stored: BaselineFeatures | None) -> None:
@@ -373,11 +371,9 @@ class RelationalTask(L.LightningModule):
 
     def on_fit_start(self) -> None:
         self.blend = None  # a resumed run's blend belongs to other weights
-        if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
-                "seen_boost", "auto") == "auto":
+        if self._chosen_after_fit("seen_boost"):
             self.set_seen_boost(0.0)  # likewise its boost, chosen again when fit ends
-        if self.info.task_type == types.RECOMMENDATION and self.hparams.get(
-                "popularity_boost", "auto") == "auto":
+        if self._chosen_after_fit("popularity_boost"):
             self.popularity_boost = 0.0
         for split in ("train", "val"):
             self._attach_features(split, again=split != "train")
@@ -393,6 +389,12 @@ class RelationalTask(L.LightningModule):
         # Not a registered submodule: the weights are saved once, under `model.`,
         # whichever way the model runs.
         object.__setattr__(self, "run_model", compile_model(self.model) if on else self.model)
+
+    def _chosen_after_fit(self, setting: str) -> bool:
+        """Whether recommendation ``setting`` (``seen_boost``,
+        ``popularity_boost``) is ``auto``: chosen when fit ends, not fixed."""
+        return (self.info.task_type == types.RECOMMENDATION
+                and self.hparams.get(setting, "auto") == "auto")
 
     def set_seen_boost(self, boost: float) -> None:
         """Sets the recommendation head's :attr:`~rdl.nn.SeenBonus.boost`."""
@@ -434,7 +436,7 @@ class RelationalTask(L.LightningModule):
     def _choose_seen_boost(self) -> None:
         """Chooses the seen items' boost on the validation split (``auto``,
         seen items kept, one process) and stores it in ``best.ckpt``."""
-        if self.hparams.get("seen_boost", "auto") != "auto" or self.exclude_seen:
+        if not self._chosen_after_fit("seen_boost") or self.exclude_seen:
             return
         metric = next(iter(self.metrics["val"].values())).clone()
         per_row = self._per_validation_row("seen_boost", len(BOOSTS), lambda batch: (
@@ -451,7 +453,7 @@ class RelationalTask(L.LightningModule):
         """Chooses the weight of recent popularity on the validation split
         (``auto``, one process), after the seen items' boost, and stores it
         in ``best.ckpt``."""
-        if self.hparams.get("popularity_boost", "auto") != "auto":
+        if not self._chosen_after_fit("popularity_boost"):
             return
         metric = next(iter(self.metrics["val"].values())).clone()
         per_row = self._per_validation_row("popularity_boost", len(WEIGHTS), lambda batch: (

@@ -38,10 +38,13 @@ def ranked_scores(model: RelationalModel, out: Tensor, batch: LabeledBatch, excl
     r"""The scores a ranking orders, :math:`(B, I)`: :func:`item_scores`
     plus ``popularity * log(1 + rows)`` of each item in the target window
     before the seed's time."""
-    scores = item_scores(model, out, batch.seen, exclude)
-    if batch.popular is None:
-        return scores
-    return batch.popular.boost(scores, popularity)
+    return _with_popularity(item_scores(model, out, batch.seen, exclude), batch, popularity)
+
+
+def _with_popularity(scores: Tensor, batch: LabeledBatch, popularity: float) -> Tensor:
+    """:obj:`scores` raised by what was popular at each seed's time, if the
+    batch knows it."""
+    return scores if batch.popular is None else batch.popular.boost(scores, popularity)
 
 
 def loss_and_topk(model: RelationalModel, out: Tensor, batch: LabeledBatch, k: int, exclude: bool,
@@ -62,9 +65,7 @@ def loss_and_topk(model: RelationalModel, out: Tensor, batch: LabeledBatch, k: i
         loss = two_tower_loss(fit, batch.y_seed, batch.y)
     if not with_topk:
         return loss, None
-    if batch.popular is not None:
-        scores = batch.popular.boost(scores, popularity)
-    return loss, topk_items(scores, k)
+    return loss, topk_items(_with_popularity(scores, batch, popularity), k)
 
 
 class ExcludedPositives:
