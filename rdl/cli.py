@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 from rdl.baseline.cli import add_baseline_parser
+from rdl.output_file import check_output_path
 from rdl.tasks.cli import add_labels_parser
 from rdl.user_errors import report, user_error
 
@@ -55,6 +56,10 @@ def _run_inspect(args: argparse.Namespace) -> int:
         print(f"rdl inspect: error: {args.suggest_schema} exists; --suggest-schema writes a new "
               "file and never replaces one", file=sys.stderr)
         return 2
+    if args.suggest_schema:
+        check_output_path(args.suggest_schema, "--suggest-schema", "schema.yaml")
+    if args.plot:
+        check_output_path(args.plot, "--plot", "schema.png")
     run = RunData.from_config(args.config) if args.config else None
     schema = args.schema or (run and run.schema)
     db = connect(args.source or run.source, schema=schema,
@@ -99,6 +104,7 @@ def _write_suggested_schema(guess, path: str, schema: str | None) -> str:
                 + guess.weak_links_note())
     else:
         text = header + guess.to_yaml() + "\n"
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "x") as out:  # never replaces a file
         out.write(text)
     return f"suggested schema written to {path}: check it, then pass --schema {path}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from rdl.home import rdl_home
+from rdl.output_file import write_atomically
 
 PACKAGES = ("lightning", "jsonargparse", "torch")
 
@@ -60,11 +60,6 @@ def print_help(command: str, build: Callable[[], object]) -> int:
 
 
 def _write(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` via a temporary file (a cache: failures are ignored)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    """Writes ``text`` to ``path`` whole or not at all (a cache: failures are ignored)."""
+    with contextlib.suppress(OSError):
+        write_atomically(path, lambda file: file.write(text.encode()))

@@ -10,6 +10,7 @@ USER_ERRORS = (
     "rdl.db.issues.SchemaError",
     "rdl.db.issues.SourceError",
     "rdl.nn.settings.SettingsError",
+    "rdl.output_file.OutputFileError",
     "rdl.tasks.errors.TaskError",
     "rdl.train.checkpoint.CheckpointError",
     "rdl.train.runs.RunError",

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from rdl.output_file import OutputFileError, check_output_path, write_atomically
 from rdl.user_errors import report
 
 # (flag, option name, type, help); every one overrides the config's baseline: section.
@@ -65,24 +65,23 @@ def run_baseline_command(args: argparse.Namespace) -> int:
     overrides = {dest: getattr(args, dest) for _, dest, _, _ in OPTIONS}
     if overrides["exclude_seen"] in ("true", "false"):
         overrides["exclude_seen"] = overrides["exclude_seen"] == "true"
-    try:
+    try:  # a path that cannot be written is refused before the baseline runs
+        output = args.output and check_output_path(args.output, "--output", "baseline.json")
+        predictions = args.predictions and check_output_path(
+            args.predictions, "--predictions", "predictions.parquet")
         result = run_baseline(args.config, **overrides)
-    except (BaselineError, ImportError) as exc:  # rdl.cli.main reports rdl's other errors
-        return report("baseline", exc)
+    except (BaselineError, ImportError, OutputFileError) as exc:
+        return report("baseline", exc)  # rdl.cli.main reports rdl's other errors
     print(f"{result.task_type} task, {result.num_features} features, rows "
           + ", ".join(f"{s} {n}" for s, n in result.rows.items()))
     for note in result.notes:
         print(note)
     print(result.format_table())
     print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items()))
-    if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result.as_dict(), indent=2, default=str))
-        print(f"wrote {out}")
-    if args.predictions:
-        out = Path(args.predictions)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        result.predictions.to_parquet(out, index=False)
-        print(f"wrote {len(result.predictions)} test predictions to {out}")
+    if output:
+        text = json.dumps(result.as_dict(), indent=2, default=str).encode()
+        print(f"wrote {write_atomically(output, lambda file: file.write(text))}")
+    if predictions:
+        write_atomically(predictions, lambda file: result.predictions.to_parquet(file, index=False))
+        print(f"wrote {len(result.predictions)} test predictions to {predictions}")
     return 0

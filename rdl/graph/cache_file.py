@@ -10,20 +10,15 @@ are found instead of used.
 """
 from __future__ import annotations
 
-import os
-import time
-import uuid
-from glob import escape
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from rdl.checksum import ChecksumError, digest
+from rdl.output_file import write_atomically
 
 CHECKSUM_KEY = "checksum"
-# A temporary file untouched for this long belongs to a writer that died.
-STALE_SECONDS = 3600.0
 
 
 def write_sealed(payload: dict[str, Any], path: str | Path) -> None:
@@ -33,31 +28,16 @@ def write_sealed(payload: dict[str, Any], path: str | Path) -> None:
 
 
 def save_atomically(obj: Any, path: str | Path) -> None:
-    """``torch.save`` of ``obj`` to a temporary file next to ``path``, renamed
-    over it once complete and on disk.
+    """``torch.save`` of ``obj`` to ``path``, written whole or not at all
+    (:func:`rdl.output_file.write_atomically`).
 
     Raises:
         OSError: naming ``path`` when the file cannot be written (e.g. the
             disk is full); ``path`` is then as it was before.
     """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:16]}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "xb") as file:  # a file object: torch.save then raises the OSError itself
-            torch.save(obj, file)
-            file.flush()
-            os.fsync(file.fileno())  # write errors of the file system surface here, not later
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        message = (f"rdl could not write {path} ({exc.strerror or exc}); the file is left as "
-                   "it was, and the next run writes it again")
-        raise (OSError(exc.errno, message) if exc.errno else OSError(message)) from exc
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _remove_stale_temporaries(path)
+    # a file object: torch.save then raises the OSError itself
+    write_atomically(path, lambda file: torch.save(obj, file),
+                     after_failure=", and the next run writes it again")
 
 
 def unseal(payload: dict[str, Any], path: str | Path) -> dict[str, Any]:
@@ -76,13 +56,3 @@ def unseal(payload: dict[str, Any], path: str | Path) -> dict[str, Any]:
                             "written with it")
     return content
 
-
-def _remove_stale_temporaries(path: Path) -> None:
-    """Deletes temporary files of ``path`` left by writers that died."""
-    cutoff = time.time() - STALE_SECONDS
-    for tmp in path.parent.glob(f".{escape(path.name)}.*tmp"):
-        try:
-            if tmp.stat().st_mtime < cutoff:
-                tmp.unlink()
-        except FileNotFoundError:  # another process removed or renamed it
-            pass

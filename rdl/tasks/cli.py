@@ -21,10 +21,10 @@ and ``rdl baseline`` read it, so all three label the same seeds.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import pandas as pd
 
+from rdl.output_file import check_output_path, write_atomically
 from rdl.tasks.errors import TaskError
 from rdl.tasks.label_table import describe_labels
 from rdl.tasks.run_data import RunData
@@ -61,14 +61,13 @@ def labels_main(argv: list[str]) -> int:
 def run_labels(args: argparse.Namespace) -> int:
     """Loads the config and database, writes the labels, prints a summary."""
     try:
+        out = check_output_path(args.output, "--output", "labels.parquet")
         run = RunData.from_config(args.config)
         task = run.task
         df = run.labels(run.connect(), args.split)
+        write_atomically(out, lambda file: df.to_parquet(file, index=False))
     except (TaskError, ValueError, OSError) as exc:
         return report("labels", exc)
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(out, index=False)
     print(f"wrote {len(df)} rows ({df['timestamp'].nunique()} timestamps) to {out}")
     print(f"task: {task.task_type}, entity: {task.entity_table}.{task.entity_column}")
     print(f"labels: {describe_labels(df, task.task_type)}")

@@ -7,7 +7,6 @@ import itertools
 import math
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 
 import lightning as L
 import numpy as np
@@ -17,6 +16,7 @@ from lightning.pytorch.callbacks import BasePredictionWriter, EarlyStopping, Mod
 from lightning.pytorch.utilities.warnings import PossibleUserWarning
 from torch.utils.data import DataLoader, Sampler
 
+from rdl.output_file import check_output_path, write_atomically
 from rdl.tasks import task_types as types
 from rdl.train.checkpoint import checked_weights
 from rdl.train.distributed import gather_on_rank_zero
@@ -208,13 +208,18 @@ class PredictionWriter(BasePredictionWriter):
     process gathers all of them and writes the one file, in the order a
     single process would.
 
+    The file is written whole or not at all (a failed write keeps the file
+    there before), and an output that cannot be a file (an existing folder)
+    is refused before predicting starts.
+
     Args:
         output (str): Parquet file to write. (default: ``"predictions.parquet"``)
     """
 
     def __init__(self, output: str = "predictions.parquet") -> None:
         super().__init__(write_interval="epoch")
-        self.output = output
+        self.output = check_output_path(output, "--prediction_writer.output",
+                                        "predictions.parquet")
 
     def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices) -> None:
         local = [{key: value.cpu() for key, value in p.items()} for p in predictions]
@@ -228,8 +233,7 @@ class PredictionWriter(BasePredictionWriter):
         datamodule = trainer.datamodule
         seeds = datamodule.split_seeds(datamodule.predict_split)
         frame = prediction_frame(pl_module, datamodule, seeds, merged)
-        Path(self.output).parent.mkdir(parents=True, exist_ok=True)
-        frame.to_parquet(self.output, index=False)
+        write_atomically(self.output, lambda file: frame.to_parquet(file, index=False))
         print(f"wrote {len(frame):,} predictions to {self.output}")
 
 

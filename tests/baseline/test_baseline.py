@@ -135,6 +135,18 @@ def test_command_line_overrides_the_config(shop_folder, tmp_path):
     assert report["options"]["min_data_in_leaf"] == 5
 
 
+def test_outputs_that_cannot_be_files_are_refused_before_the_baseline_runs(tmp_path, capsys):
+    kept = tmp_path / "baseline.json"
+    kept.write_text("{}")
+    code = main(["baseline", "--config", str(tmp_path / "never_read.yaml"), "--output", str(kept),
+                 "--predictions", str(tmp_path)])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"rdl baseline: error: --predictions {tmp_path} is a folder; name a file in it, "
+        f"e.g. {tmp_path}/predictions.parquet\n")
+    assert kept.read_text() == "{}"
+
+
 TASK = {"query": "PREDICT orders.returned FOR EACH orders.oid",
         "val_timestamp": str(BASE + 40 * DAY), "test_timestamp": str(BASE + 50 * DAY)}
 

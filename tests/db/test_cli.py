@@ -133,6 +133,16 @@ def test_suggest_schema_writes_a_new_file_that_links_the_tables(tmp_path, capsys
     assert suggested.read_text() == before
 
 
+def test_inspect_files_go_into_new_folders_and_never_onto_a_folder(tmp_path, capsys):
+    files = _baseball_files(tmp_path / "files")
+    suggested = tmp_path / "new" / "schema.yaml"
+    assert main(["inspect", str(files), "--suggest-schema", str(suggested)]) == 0
+    assert "People:" in suggested.read_text()
+    assert main(["inspect", str(files), "--plot", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"rdl inspect: error: --plot {tmp_path} is a folder; "
+                                       f"name a file in it, e.g. {tmp_path}/schema.png\n")
+
+
 def test_suggest_schema_keeps_the_entries_of_the_schema_it_was_given(tmp_path):
     from rdl.db import connect
 

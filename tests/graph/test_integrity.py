@@ -21,7 +21,7 @@ from torch_frame import TensorFrame
 import rdl
 from rdl.checksum import ChecksumError, digest
 from rdl.graph import build_graph, load_graph, save_graph
-from rdl.graph.cache_file import STALE_SECONDS
+from rdl.output_file import STALE_SECONDS
 from rdl.graph.frame_io import load_frame, save_frame
 from rdl.tasks import Task
 from rdl.testing.views import make_views

@@ -121,6 +121,14 @@ def test_config_errors(tmp_path, opened, capsys, config, message):
     assert not out.exists()
 
 
+def test_an_output_that_cannot_be_a_file_is_refused_before_labelling(tmp_path, opened, capsys):
+    cfg = write_config(tmp_path, {"source": "shop"}, TASK)
+    assert cli.labels_main(["--config", cfg, "--split", "val", "--output", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"rdl labels: error: --output {tmp_path} is a folder; "
+                                       f"name a file in it, e.g. {tmp_path}/labels.parquet\n")
+    assert opened == []  # refused before the database was opened
+
+
 def test_missing_config_file(tmp_path, capsys):
     code = cli.labels_main(["--config", str(tmp_path / "nope.yaml"), "--split", "val",
                             "--output", str(tmp_path / "x.parquet")])

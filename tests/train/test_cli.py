@@ -69,6 +69,18 @@ def test_test_and_predict_write_results_in_the_users_ids(trained):
     assert len(predictions) == 1500
 
 
+def test_predict_refuses_a_folder_as_its_output_before_predicting(trained):
+    folder = trained / "predictions"
+    folder.mkdir()
+    done = rdl("predict", "--config", str(CONFIGS / "flights_to_ord.yaml"), *QUICK,
+               "--ckpt_path", str(checkpoints(trained)["best"]),
+               "--prediction_writer.output", str(folder), cwd=trained)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert (f"rdl predict: error: --prediction_writer.output {folder} is a folder; name a file "
+            f"in it, e.g. {folder}/predictions.parquet") in done.stderr
+    assert "Traceback" not in done.stderr and list(folder.iterdir()) == []
+
+
 def test_model_settings_a_checkpoint_replaces_are_named(trained):
     """LightningCLI takes the checkpoint's model settings over the command line's; rdl says so
     for the ones given, and only for those."""
