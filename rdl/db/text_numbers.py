@@ -21,9 +21,10 @@ import pandas as pd
 from rdl.db.issues import DataIssue
 from rdl.db.stypes import label_named
 
-# Values that mean "no value" in text exports (R, pandas, Excel, SQL dumps).
+# Values that mean "no value" in text exports (R, pandas, Excel, SQL dumps;
+# \N is MySQL's SELECT ... INTO OUTFILE and PostgreSQL's COPY text format).
 NULL_SPELLINGS = ("", "NA", "N/A", "n/a", "#N/A", "null", "NULL", "Null",
-                  "nan", "NaN", "NAN", "-")
+                  "nan", "NaN", "NAN", "-", "\\N")
 # Share of the non-NULL values that must be numbers: one stray value in
 # twenty at most, so that a text column that merely holds some numbers
 # (codes, sizes like "10", "XL") stays text.

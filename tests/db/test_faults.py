@@ -47,14 +47,14 @@ def issues_of(db, kind):
 
 # -- numbers stored as text ---------------------------------------------------
 
-@pytest.mark.parametrize("stray", ["N/A", "12,5", "twelve"])
+@pytest.mark.parametrize("stray", ["N/A", "\\N", "12,5", "twelve"])
 def test_one_stray_value_keeps_a_csv_column_numerical(tmp_path, stray):
     db = rdl.connect(write_csv(tmp_path / "f", amount=numbers_with({1234: stray})), schema=KEYED)
     amount = db["t"].df["amount"]
     assert db["t"].stypes["amount"] == "numerical"
     assert amount.dtype == "float64" and amount.isna().tolist() == [i == 1234 for i in range(ROWS)]
     assert amount[1235] == 1235 * 1.25
-    expected = [] if stray == "N/A" else [("t", "amount", 1)]  # N/A is a NULL, not a fault
+    expected = [] if stray in ("N/A", "\\N") else [("t", "amount", 1)]  # a NULL, not a fault
     assert issues_of(db, "unparseable_number") == expected
 
 
@@ -92,7 +92,7 @@ def test_declared_stype_decides(tmp_path):
 
 
 def test_csv_null_spellings_are_null_in_text_columns_too(tmp_path):
-    names = (["ann", "bob", "NA", "-", "null", ""] * ROWS)[:ROWS]
+    names = (["ann", "bob", "NA", "-", "null", "", "\\N"] * ROWS)[:ROWS]
     db = rdl.connect(write_csv(tmp_path / "f", name=names), schema=KEYED)
     assert set(db["t"].df["name"].dropna()) == {"ann", "bob"}
 
