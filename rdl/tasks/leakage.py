@@ -19,7 +19,10 @@ passes):
   ``row`` a row visible at ``t`` (time column ``<= t``; any row of a static
   table) whose value is set. Entity-level tasks predict at the training
   timestamps; event-level tasks at each training row's own time, and their
-  entity table's rows are compared with their own time. A
+  entity table's rows are compared with their own time. Where a task's
+  ``WHERE`` (or ``sql``) chooses its seeds, the entity table's rows are the
+  seeds at each time: a driver born in 1985 is no seed in 1960, so an
+  archive's birth dates are not flagged for the decades before them. A
   ``last_purchase_at`` column of a customers table is the churn label in
   disguise; an honest timestamp (a birth date, a signup date) is never
   later than the time it is seen at. A numerical column named for a year
@@ -98,18 +101,21 @@ def find_leaks(db: Database, task: Task, exclude: dict[str, list[str]] | None = 
     rng = np.random.default_rng(seed)
     entity = db[task.entity_table]
     leaks: list[Leak] = []
-    frame = None  # event-level: the entity table's sampled training rows
-    if task.event_level:
+    frame = None  # the entity table's rows of sampled training seeds, where they are chosen
+    if task.event_level or task.filters_entities:
         rows = _sample(task.table(db, "train"), max_rows, rng)
         index = pd.Index(entity.df[entity.primary_key])
         frame = entity.df.iloc[index.get_indexer(rows[entity.primary_key])]
-        times = _times(rows["timestamp"])
+        seed_times = _times(rows["timestamp"])
+    if task.event_level:
+        times = seed_times
         if task.task_type in (types.BINARY, types.MULTICLASS):
             columns = [c for c in entity.stypes if c not in hidden.get(entity.name, ())]
             leaks += _null_patterns(entity.name, frame, rows["label"].to_numpy(), columns,
                                     task.task_type, threshold)
     else:
         times = _times(task.timestamps(db, "train").to_series())
+    own_time = "its row's own time" if task.event_level else "the prediction time"
     for table in _joined(db, entity.name):
         for column, stype in table.stypes.items():
             if column == table.time_column or column in hidden.get(table.name, ()):
@@ -118,9 +124,9 @@ def find_leaks(db: Database, task: Task, exclude: dict[str, list[str]] | None = 
             if values is None or table.df[column].nunique(dropna=False) <= 1:
                 continue  # one value for every row (a load date) tells no label from another
             if frame is not None and table.name == entity.name:
-                seen = "its row's own time"
+                seen = own_time
                 own = _time_values(frame[column], column, stype)
-                share = None if own is None else _later_than_own(own, times)
+                share = None if own is None else _later_than_own(own, seed_times)
             else:
                 seen = "the prediction time"
                 share = _later_share(table, values, times, max_rows, rng)
@@ -240,7 +246,7 @@ def _later_share(table: Table, values: np.ndarray, times: np.ndarray, max_rows: 
 
 
 def _later_than_own(values: np.ndarray, own: np.ndarray) -> float | None:
-    """Share of set values later than their row's own time."""
+    """Share of set values later than their row's own (or its seed's) time."""
     keep = ~(np.isnat(values) | np.isnat(own))
     return float((values[keep] > own[keep]).mean()) if keep.any() else None
 

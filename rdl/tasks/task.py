@@ -79,6 +79,13 @@ class Task:
             ``num_eval_timestamps``, for validation only: where entities are
             few, more validation seeds for early stopping and the blend).
             (default: :obj:`1`)
+        test_timestamps (int, optional): Test prediction times:
+            :obj:`test_timestamp` and the next ones, ``timedelta`` apart, each
+            label window ending by the data's last row (RelBench's
+            ``num_eval_timestamps`` for the test split: where few entities
+            are active at a time, such as the twenty drivers of a Formula 1
+            season, one test time is too few seeds to rank models).
+            (default: :obj:`1`)
     """
 
     val_timestamp: Time
@@ -91,6 +98,7 @@ class Task:
     metrics: list[str] | None = None
     max_train_timestamps: int = 1000
     val_timestamps: int = 1
+    test_timestamps: int = 1
 
     def __post_init__(self) -> None:
         self._plan: ResolvedQuery | None = None  # set by check(db); not part of the config
@@ -110,7 +118,7 @@ class Task:
         else:
             self._init_sql()
         check_split_order(self._val, self._test, self._step, self._window_end())
-        self._check_val_timestamps()
+        self._check_eval_timestamps()
         if self.task_type is not None:
             self._check_metrics()
 
@@ -119,17 +127,21 @@ class Task:
         ends = [end for _, end in self._windows]
         return max(ends, key=lambda o: self._val + o) if ends else None
 
-    def _check_val_timestamps(self) -> None:
-        """Raises unless :attr:`val_timestamps` validation times fit before
-        the test period (saying how many do), or for an event-level task."""
+    def _check_eval_timestamps(self) -> None:
+        """Raises unless :attr:`val_timestamps` and :attr:`test_timestamps` are
+        whole numbers >= 1 (above 1 only for window tasks) and the validation
+        times fit before the test period (saying how many do); whether the
+        test times fit in the data is known once it is read."""
+        for name, n in (("val_timestamps", self.val_timestamps),
+                        ("test_timestamps", self.test_timestamps)):
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise TaskError(f"{name}={n!r} must be a whole number >= 1")
+            if n > 1 and self.event_level:
+                raise TaskError(f"{name} applies to window tasks; an event-level task predicts "
+                                "every row of its split at the row's own time")
         n = self.val_timestamps
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise TaskError(f"val_timestamps={n!r} must be a whole number >= 1")
         if n == 1:
             return
-        if self.event_level:
-            raise TaskError("val_timestamps applies to window tasks; an event-level task "
-                            "validates every row between val_timestamp and test_timestamp")
         fit = len(self._val_times())
         if fit < n:
             raise TaskError(
@@ -140,11 +152,29 @@ class Task:
     def _val_times(self) -> list[pd.Timestamp]:
         """``val_timestamp + k * timedelta`` for ``k < val_timestamps`` whose label
         window ends by ``test_timestamp`` (the first always: check_split_order)."""
+        return self._stepped_times(self._val, self.val_timestamps, self._test)
+
+    def _test_times(self, db: Database) -> list[pd.Timestamp]:
+        """``test_timestamp + k * timedelta`` for ``k < test_timestamps``, the
+        later ones only where their label window ends by the data's last row."""
+        times = self._stepped_times(self._test, self.test_timestamps, db.max_time)
+        if len(times) < self.test_timestamps:
+            raise TaskError(
+                f"test_timestamps={self.test_timestamps}: only {len(times)} test time(s) "
+                f"timedelta ({describe(self._step)}) apart from test_timestamp={self._test} "
+                f"have their label window end by the data's last row ({db.max_time}); give at "
+                f"most {len(times)}")
+        return times
+
+    def _stepped_times(self, first: pd.Timestamp, n: int,
+                       last_end: pd.Timestamp) -> list[pd.Timestamp]:
+        """``first + k * timedelta`` for ``k < n``, the later ones only while
+        their label window ends by ``last_end``."""
         window_end = self._window_end()
-        times = [self._val]
-        while len(times) < self.val_timestamps:
-            t = self._val + len(times) * self._step
-            if window_end is not None and t + window_end > self._test:
+        times = [first]
+        while len(times) < n:
+            t = first + len(times) * self._step
+            if window_end is not None and t + window_end > last_end:
                 break
             times.append(t)
         return times
@@ -198,6 +228,12 @@ class Task:
     def event_level(self) -> bool:
         """Whether each entity row is predicted at its own time (e.g. fraud)."""
         return self._ast is not None and not self._windows
+
+    @property
+    def filters_entities(self) -> bool:
+        """Whether not every entity row is a seed at a prediction time: a
+        ``WHERE`` filter, or ``sql`` that returns the seeds it chooses."""
+        return self._ast is None or self._ast.where is not None
 
     @property
     def horizon(self) -> pd.Timedelta | None:
@@ -272,7 +308,7 @@ class Task:
         check_in_range("val_timestamp", self._val, db.min_time, db.max_time)
         check_in_range("test_timestamp", self._test, db.min_time, db.max_time)
         if split in ("val", "test"):
-            times = [self._test] if split == "test" else self._val_times()
+            times = self._test_times(db) if split == "test" else self._val_times()
             t = times[-1]
             late = [t + end for _, end in self._windows if t + end > db.max_time]
             if late:

@@ -120,6 +120,42 @@ def test_a_year_number_later_than_the_prediction_time_is_flagged_as_a_date_would
     assert "after the prediction time" in leaks[0].reason
 
 
+def archive() -> Database:
+    """Thirty drivers born two years apart from 1930, each racing once a year from 20 to 29."""
+    born = pd.to_datetime([f"{1930 + 2 * i}-06-01" for i in range(30)])
+    drivers = pd.DataFrame({"did": range(30), "dob": born,
+                            "last_race": born + pd.DateOffset(years=29)})
+    starts = [(d, b + pd.DateOffset(years=age))
+              for d, b in enumerate(born) for age in range(20, 30)]
+    results = pd.DataFrame({"rid": range(len(starts)), "did": [d for d, _ in starts],
+                            "at": [at for _, at in starts]})
+    return Database({
+        "drivers": Table("drivers", drivers, "did", {}, None,
+                         {"dob": "timestamp", "last_race": "timestamp"}),
+        "results": Table("results", results, "rid", {"did": "drivers"}, "at", {}),
+    })
+
+
+def test_where_the_task_chooses_its_seeds_the_entity_rows_are_those_seeds():
+    """Formula 1's drivers carry their birth dates, over 70 years of races. Predicting for
+    drivers who raced in the last year, no seed is born after its prediction time: the birth
+    date is honest. Without that filter every driver is a seed at every time, the unborn
+    ones too, and it is flagged. A last race date is flagged either way; with the filter its
+    share is counted over the training seeds (brute force)."""
+    db = archive()
+    quits = "PREDICT COUNT(results.*, 0, 365, days) = 0 FOR EACH drivers.did"
+    active = Task(query=quits + " WHERE COUNT(results.*, -365, 0, days) > 0",
+                  val_timestamp="2000-01-01", test_timestamp="2005-01-01")
+    leaks = find_leaks(db, active)
+    assert flagged(leaks) == {("drivers", "last_race", FUTURE_TIME)}
+    seeds = active.table(db, "train").merge(db["drivers"].df, on="did")
+    assert leaks[0].score == pytest.approx((seeds["last_race"] > seeds["timestamp"]).mean())
+    assert "after the prediction time" in leaks[0].reason
+    everyone = Task(query=quits, val_timestamp="2000-01-01", test_timestamp="2005-01-01")
+    assert flagged(find_leaks(db, everyone)) == {("drivers", "dob", FUTURE_TIME),
+                                                 ("drivers", "last_race", FUTURE_TIME)}
+
+
 def test_excluded_and_hidden_columns_are_not_reported():
     db = leaky_shop()
     exclude = {"orders": ["rating", "refunded_at"], "customers": ["last_order_at"]}

@@ -51,6 +51,18 @@ def test_train_timestamps_step_back_from_val(shop):
     assert list(t.timestamps(shop, "test")) == ts(TEST)
 
 
+def assert_counts_orders_in_window(labels: pd.DataFrame, shop, days: int,
+                                   times: list[pd.Timestamp]) -> None:
+    """Each label counts its customer's orders in ``(t, t + days]`` (brute force), at ``times``."""
+    orders = shop["orders"].df
+    for row in labels.itertuples():
+        window = orders[(orders["customer_id"] == row.customer_id)
+                        & (orders["ordered_at"] > row.timestamp)
+                        & (orders["ordered_at"] <= row.timestamp + pd.Timedelta(days=days))]
+        assert row.label == len(window)
+    assert sorted(labels["timestamp"].unique()) == times
+
+
 @pytest.mark.parametrize("step, n", [("7d", 1), ("7d", 2), ("3d", 3), ("1d", 2)])
 def test_several_validation_times_step_forward_and_stop_before_the_test_period(shop, step, n):
     """val_timestamps: val, val + step, ... (brute force below), each label window ending by
@@ -65,14 +77,7 @@ def test_several_validation_times_step_forward_and_stop_before_the_test_period(s
     assert all(at + pd.Timedelta(days=10) <= pd.Timestamp(TEST) for at in expected)
     assert list(t.timestamps(shop, "train")) == list(one.timestamps(shop, "train"))
     assert list(t.timestamps(shop, "test")) == list(one.timestamps(shop, "test"))
-    labels = t.table(shop, "val")
-    orders = shop["orders"].df
-    for row in labels.itertuples():
-        window = orders[(orders["customer_id"] == row.customer_id)
-                        & (orders["ordered_at"] > row.timestamp)
-                        & (orders["ordered_at"] <= row.timestamp + pd.Timedelta(days=10))]
-        assert row.label == len(window)
-    assert sorted(labels["timestamp"].unique()) == expected
+    assert_counts_orders_in_window(t.table(shop, "val"), shop, days=10, times=expected)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -89,6 +94,38 @@ def test_validation_times_that_do_not_fit_are_named(kwargs, message):
     with pytest.raises(TaskError, match="val_timestamps applies to window tasks"):
         Task(query="PREDICT orders.returned FOR EACH orders.order_id", val_timestamp=VAL,
              test_timestamp=TEST, val_timestamps=2)
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_several_test_times_step_forward_within_the_data(shop, n):
+    """test_timestamps: test, test + step, ..., each label window ending by the data's last
+    row (2021-06-20); labels of each time count that window's orders only (brute force);
+    train and validation unchanged."""
+    query = COUNT30.replace("0, 30", "0, 5")
+    t = Task(query=query, timedelta="5d", val_timestamp=VAL, test_timestamp=TEST,
+             test_timestamps=n)
+    one = Task(query=query, timedelta="5d", val_timestamp=VAL, test_timestamp=TEST)
+    expected = [pd.Timestamp(TEST) + k * pd.Timedelta(days=5) for k in range(n)]
+    assert list(t.timestamps(shop, "test")) == expected
+    for split in ("train", "val"):
+        assert list(t.timestamps(shop, split)) == list(one.timestamps(shop, split))
+    assert_counts_orders_in_window(t.table(shop, "test"), shop, days=5, times=expected)
+
+
+def test_test_times_past_the_data_are_named(shop):
+    t = Task(query=COUNT30.replace("0, 30", "0, 5"), timedelta="5d", val_timestamp=VAL,
+             test_timestamp=TEST, test_timestamps=4)
+    with pytest.raises(TaskError, match=re.escape(
+            "test_timestamps=4: only 3 test time(s) timedelta (5 days) apart from "
+            "test_timestamp=2021-06-01 00:00:00 have their label window end by the data's "
+            "last row (2021-06-20 00:00:00); give at most 3")):
+        t.timestamps(shop, "test")
+    for bad in (0, True):
+        with pytest.raises(TaskError, match=f"test_timestamps={bad} must be a whole number"):
+            Task(query=COUNT30, val_timestamp=VAL, test_timestamp=TEST, test_timestamps=bad)
+    with pytest.raises(TaskError, match="test_timestamps applies to window tasks"):
+        Task(query="PREDICT orders.returned FOR EACH orders.order_id", val_timestamp=VAL,
+             test_timestamp=TEST, test_timestamps=2)
+
 
 def test_short_step_keeps_label_windows_before_val(shop):
     t = Task(query=COUNT30, timedelta="7d", val_timestamp=VAL, test_timestamp=TEST)
