@@ -40,12 +40,12 @@ from rdl.train.optim import (
 )
 from rdl.train.past_labels import shows_past_labels
 from rdl.train.popularity import (
-    POPULARITY_KEY, WEIGHTS, WIN_SHARE, check_popularity_setting, row_scores_per_weight,
+    POPULARITY_KEY, WEIGHTS, WIN_SHARE, row_scores_per_weight,
 )
 from rdl.train.popularity import describe as describe_popularity
 from rdl.train.recommend import ExcludedPositives, item_scores, loss_and_topk
 from rdl.train.seen_boost import (
-    BOOSTS, SEEN_BOOST_KEY, check_seen_boost_setting, choose_boost, row_scores_per_boost,
+    BOOSTS, SEEN_BOOST_KEY, check_boost_setting, choose_boost, row_scores_per_boost,
 )
 from rdl.train.seen_boost import describe as describe_seen_boost
 
@@ -168,8 +168,8 @@ class RelationalTask(L.LightningModule):
                              "in [0, 1] (both are fractions)")
         resolve_exclude_seen(exclude_seen, 0.0)  # raises for anything but auto/true/false
         check_baseline_features_setting(baseline_features)
-        check_seen_boost_setting(seen_boost)
-        check_popularity_setting(popularity_boost)
+        check_boost_setting("seen_boost", seen_boost, "the learned bonus alone")
+        check_boost_setting("popularity_boost", popularity_boost, "the model's own ranking")
         self.net = ModelSettings.coerce(net)
         # Plain values only: checkpoints are read with torch.load(weights_only=True).
         self.save_hyperparameters({"net": self.net.to_plain(), "exclude_seen": exclude_seen,

@@ -38,15 +38,6 @@ WIN_SHARE = 0.9
 POPULARITY_KEY = "rdl_popularity_boost"
 
 
-def check_popularity_setting(value: object) -> None:
-    """Raises unless ``value`` is ``"auto"`` or a number at least 0."""
-    if value == "auto":
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError(f"popularity_boost={value!r} must be 'auto' (chosen on the validation "
-                         "split) or a number >= 0 (0: the model's own ranking)")
-
-
 class PopularityIndex:
     r"""Every row of a recommendation target, sorted by time, to count each
     item's rows in the target window before any time.

@@ -32,13 +32,15 @@ BOOTSTRAP_ROUNDS = 100
 SEEN_BOOST_KEY = "rdl_seen_boost"
 
 
-def check_seen_boost_setting(value: object) -> None:
-    """Raises unless ``value`` is ``"auto"`` or a number at least 0."""
+def check_boost_setting(name: str, value: object, zero: str) -> None:
+    """Raises unless ``value`` of setting ``name`` (``seen_boost``,
+    ``popularity_boost``) is ``"auto"`` or a number at least 0; ``zero``
+    says what 0 means."""
     if value == "auto":
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError(f"seen_boost={value!r} must be 'auto' (chosen on the validation "
-                         "split) or a number >= 0 (0: the learned bonus alone)")
+        raise ValueError(f"{name}={value!r} must be 'auto' (chosen on the validation "
+                         f"split) or a number >= 0 (0: {zero})")
 
 
 def choose_boost(per_row: np.ndarray, seed: int = 0, rounds: int = BOOTSTRAP_ROUNDS,

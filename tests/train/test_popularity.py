@@ -21,8 +21,7 @@ from rdl.train import RelationalDataModule, RelationalTask
 from rdl.train.callbacks import TaskCheckpoint
 from rdl.train.module import module_arguments
 from rdl.train.popularity import (
-    POPULARITY_KEY, WEIGHTS, PopularityIndex, SeedPopularity, check_popularity_setting,
-    row_scores_per_weight,
+    POPULARITY_KEY, WEIGHTS, PopularityIndex, SeedPopularity, row_scores_per_weight,
 )
 
 DAY = 86_400
@@ -68,12 +67,6 @@ def test_each_weight_scores_rows_as_re_ranking_a_raised_copy_does(rows, items, s
                   if raised[r, j] > float("-inf")][:2] for r in range(rows)]
         order = torch.tensor([o + [-1] * (2 - len(o)) for o in order])
         torch.testing.assert_close(got[:, column], metric.row_scores(order, target))
-
-
-@pytest.mark.parametrize("value", [-1, "often", True, None])
-def test_a_popularity_boost_is_auto_or_a_number_at_least_zero(value):
-    with pytest.raises(ValueError, match="must be 'auto'"):
-        check_popularity_setting(value)
 
 
 def _popular_by_brute_force(db, at: pd.Timestamp, days: int) -> pd.Series:

@@ -13,7 +13,7 @@ from rdl.nn import SeenBonus
 from rdl.tasks.metrics import RankingMetric
 from rdl.train.seen import SeenItems
 from rdl.train.seen_boost import (
-    BOOSTS, check_seen_boost_setting, choose_boost, row_scores_per_boost,
+    BOOSTS, check_boost_setting, choose_boost, row_scores_per_boost,
 )
 
 
@@ -56,10 +56,13 @@ def test_the_boost_a_clear_winner_wins_and_a_tie_keeps_the_learned_bonus():
     assert choose_boost(np.zeros((0, len(BOOSTS)))) == 0.0
 
 
+@pytest.mark.parametrize("name", ["seen_boost", "popularity_boost"])
 @pytest.mark.parametrize("value", [-1, "high", True, None])
-def test_a_seen_boost_is_auto_or_a_number_at_least_zero(value):
-    with pytest.raises(ValueError, match="must be 'auto'"):
-        check_seen_boost_setting(value)
+def test_a_boost_is_auto_or_a_number_at_least_zero(name, value):
+    with pytest.raises(ValueError, match=f"^{name}={value!r} must be 'auto' .* \\(0: zero\\)$"):
+        check_boost_setting(name, value, "zero")
+    for fine in ("auto", 0, 2.5):
+        check_boost_setting(name, fine, "zero")
 
 
 def test_a_choice_that_wins_only_half_the_resamples_falls_back_to_the_first():
