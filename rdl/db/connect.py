@@ -206,10 +206,12 @@ def build_database(
     for name in _parents_first(inherited):
         spec, fk = inherited[name]
         parent = fk.table
-        frames[name] = _inherit_time(
+        frames[name], dropped = _inherit_time(
             name, frames[name], spec, fk, frames[parent], keys[parent],
             _parent_reference(name, fk, key_columns, frames), times[parent], options.upto,
             issues)
+        if len(key_columns[name]) == 1 and not dropped.empty:
+            untimed[name] = dropped[key_columns[name][0]]
         times[name], specs[name] = spec.column, TimeColumn(spec.column)
     for name, implied in overrides.implied_tables.items():
         frames[name], times[name], found = implied_frame(implied, frames, times)
@@ -331,13 +333,13 @@ def _inherit_time(
     name: str, df: pd.DataFrame, spec: InheritedTime, fk: ForeignKey, parent_df: pd.DataFrame,
     parent_key: str, parent_ref: tuple[str, ...], parent_time: str | None,
     upto: pd.Timestamp | None, issues: list[DataIssue],
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``df`` with :attr:`InheritedTime.column`: the time of the parent row
-    each row names. Rows without one (a dangling or missing reference, a
-    parent without a time) are dropped and counted. With ``upto`` the parent
-    holds only its rows up to then, so a row it lacks is later, or missing:
-    dropped as any row after ``upto`` is, uncounted (the full read counts the
-    missing ones)."""
+    each row names, and apart the rows dropped for having none (a dangling
+    or missing reference, a parent without a time), which are counted. With
+    ``upto`` the parent holds only its rows up to then, so a row it lacks is
+    later, or missing: dropped as any row after ``upto`` is, uncounted (the
+    full read counts the missing ones), and not returned apart."""
     if parent_time is None:
         raise SchemaError(
             f"Table {name!r}: time_column {{from: {spec.foreign_key}}} takes the time of "
@@ -356,9 +358,10 @@ def _inherit_time(
             "null_time", name, spec.column, missing, "rows dropped",
             f"no {fk.table} row with a time for its {spec.foreign_key}, so the row cannot be "
             "placed in time"))
+    untimed = df.loc[~keep] if upto is None else df.iloc[:0]
     if upto is not None:
         keep &= column <= upto
-    return df.loc[keep].reset_index(drop=True)
+    return df.loc[keep].reset_index(drop=True), untimed
 
 
 def _parent_reference(

@@ -298,3 +298,29 @@ def test_a_link_to_a_row_dropped_for_its_time_says_so(tmp_path):
     assert (dangling.table, dangling.column, dangling.count) == ("ratings", "item_id", 4)
     assert "3 of them name items rows dropped for having no usable released" in dangling.message
     assert db["ratings"].df["item_id"].isna().sum() == 4
+
+
+def test_a_link_to_a_row_that_lost_its_inherited_time_says_so(tmp_path):
+    """Formula 1's shape: results take their race's date; a race without one drops its
+    results (counted), and the pit stops naming those results dangle (counted, named)."""
+    pd.DataFrame({"race_id": [1, 2], "date": ["2020-03-01", None]}
+                 ).to_csv(tmp_path / "races.csv", index=False)
+    pd.DataFrame({"result_id": [10, 11, 12], "race_id": [1, 2, 2]}
+                 ).to_csv(tmp_path / "results.csv", index=False)
+    pd.DataFrame({"stop_id": range(4), "result_id": [10, 11, 12, 12],
+                  "at": ["2020-03-01"] * 4}).to_csv(tmp_path / "stops.csv", index=False)
+    schema = {"tables": {
+        "races": {"primary_key": "race_id", "time_column": "date"},
+        "results": {"primary_key": "result_id", "time_column": {"from": "race_id"},
+                    "foreign_keys": {"race_id": "races"}},
+        "stops": {"primary_key": "stop_id", "time_column": "at",
+                  "foreign_keys": {"result_id": "results"}}}}
+    db = rdl.connect(tmp_path, schema=schema)
+    assert sorted(issues_of(db, "null_time")) == [("races", "date", 1),
+                                                  ("results", db["results"].time_column, 2)]
+    dangling = {(i.table, i.column): i for i in db.issues if i.kind == "dangling_foreign_key"}
+    stops = dangling[("stops", "result_id")]
+    assert stops.count == 3
+    assert (f"3 of them name results rows dropped for having no usable "
+            f"{db['results'].time_column}") in stops.message
+    assert db["stops"].df["result_id"].isna().sum() == 3
