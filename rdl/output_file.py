@@ -91,4 +91,3 @@ def remove_stale_temporaries(path: Path) -> None:
                 tmp.unlink()
         except FileNotFoundError:  # another process removed or renamed it
             pass
-

@@ -218,8 +218,14 @@ class PredictionWriter(BasePredictionWriter):
 
     def __init__(self, output: str = "predictions.parquet") -> None:
         super().__init__(write_interval="epoch")
-        self.output = check_output_path(output, "--prediction_writer.output",
-                                        "predictions.parquet")
+        self.output = output
+
+    def setup(self, trainer, pl_module, stage: str) -> None:
+        """Refuses an output that cannot be a file, when predicting only: every
+        command builds this writer, and ``fit`` must not trip on a folder that
+        happens to bear the default name (a partitioned parquet dataset)."""
+        if stage == "predict":
+            check_output_path(self.output, "--prediction_writer.output", "predictions.parquet")
 
     def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices) -> None:
         local = [{key: value.cpu() for key, value in p.items()} for p in predictions]

@@ -8,7 +8,9 @@ import pytest
 import torch
 import yaml
 
+from rdl.output_file import OutputFileError
 from rdl.testing.cli import CONFIGS, QUICK, rdl
+from rdl.train.callbacks import PredictionWriter
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +81,18 @@ def test_predict_refuses_a_folder_as_its_output_before_predicting(trained):
     assert (f"rdl predict: error: --prediction_writer.output {folder} is a folder; name a file "
             f"in it, e.g. {folder}/predictions.parquet") in done.stderr
     assert "Traceback" not in done.stderr and list(folder.iterdir()) == []
+
+
+def test_only_predicting_checks_the_prediction_output(tmp_path):
+    """Every command builds the writer; a folder with the default name (a partitioned parquet
+    dataset) stops predict, not fit."""
+    folder = tmp_path / "predictions.parquet"
+    folder.mkdir()
+    writer = PredictionWriter(str(folder))
+    for stage in ("fit", "validate", "test"):
+        writer.setup(None, None, stage)
+    with pytest.raises(OutputFileError, match="is a folder; name a file in it"):
+        writer.setup(None, None, "predict")
 
 
 def test_model_settings_a_checkpoint_replaces_are_named(trained):
