@@ -7,9 +7,11 @@ from dataclasses import asdict, dataclass, field, fields
 import torch_frame
 from torch_frame.data.stats import StatType
 
+from rdl.graph.fingerprint import schema_mismatch, spec_feature_columns
 from rdl.graph.frame_io import plain_value
 from rdl.nn.graph_spec import GraphSpec
 from rdl.tasks import Task
+from rdl.tasks.run_data import RunData
 
 CHECKPOINT_KEY = "rdl"
 FORMAT = 1
@@ -70,6 +72,38 @@ class TaskInfo:
         values = {k: v for k, v in plain.items() if k not in ("format", "spec")}
         return cls(spec=_spec_from_plain(plain["spec"]), **values)
 
+
+    def difference(self, current: TaskInfo) -> str | None:
+        """How the task or the feature columns (names and stypes) this model
+        was trained on differ from ``current``'s (this run's), in words;
+        ``None`` when they agree."""
+        def query(info: TaskInfo) -> str:
+            return info.task.get("query") or info.task.get("sql")
+
+        if query(self) != query(current):
+            return f"its task is {query(self)!r}, this run's {query(current)!r}"
+        times = [info.data.get("time_column_features", RunData.time_column_features)
+                 for info in (self, current)]
+        if times[0] != times[1]:
+            return (f"it was trained with data.time_column_features: {str(times[0]).lower()}, "
+                    f"this run has {str(times[1]).lower()}; give the config the training's value")
+        trained_spec, current_spec = self.spec, current.spec
+        if set(trained_spec.node_types) != set(current_spec.node_types):
+            return (f"it has tables {sorted(trained_spec.node_types)}, this run "
+                    f"{sorted(current_spec.node_types)}")
+        old = spec_feature_columns(trained_spec.col_names_dicts)
+        new = spec_feature_columns(current_spec.col_names_dicts)
+        mismatch = schema_mismatch(old, new) or schema_mismatch(new, old)
+        if mismatch is not None:
+            return mismatch
+        for nt, by_stype in trained_spec.col_names_dicts.items():
+            for stype, cols in by_stype.items():
+                moved = set(cols) - set(current_spec.col_names_dicts[nt].get(stype, ()))
+                if moved:
+                    return (f"columns {sorted(moved)} of table {nt!r} were "
+                            f"{getattr(stype, 'value', stype)}, this run reads them as another "
+                            "type")
+        return None
 
 def task_arguments(task: Task) -> dict:
     """The constructor arguments of ``task`` (times as ISO strings)."""

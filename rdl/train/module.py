@@ -3,12 +3,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Literal
 
 import lightning as L
-import numpy as np
 import torch
 import torch.nn.functional as F
 from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
@@ -16,13 +14,11 @@ from torch import Tensor
 from torch_geometric.utils import to_dense_batch
 
 from rdl.graph import safe_name
-from rdl.graph.fingerprint import schema_mismatch, spec_feature_columns
-from rdl.graph.cache_file import save_atomically
 from rdl.nn import GraphSpec, ModelSettings, RelationalModel, compile_model
 from rdl.nn.settings import settings_names
 from rdl.tasks import task_types as types
 from rdl.tasks.history import describe_exclude_seen, resolve_exclude_seen
-from rdl.tasks.run_data import RunData
+from rdl.train.after_fit import ChoicesAfterFit
 from rdl.train.baseline_features import (
     BASELINE_FEATURES_KEY,
     BaselineFeatures,
@@ -30,7 +26,7 @@ from rdl.train.baseline_features import (
     check_baseline_features_setting,
     resolve_baseline_features,
 )
-from rdl.train.blend import BLEND_KEY, BaselineBlend, blend_refusal, fit_blend
+from rdl.train.blend import BaselineBlend
 from rdl.train.checkpoint import CheckpointError, add_checksum, checked_weights
 from rdl.train.compile_choice import CompileSetting, check_compile_setting, choose_compile
 from rdl.train.data import LabeledBatch, RelationalDataModule
@@ -39,21 +35,14 @@ from rdl.train.optim import (
     AUTO_LR, AUTO_LR_CHANNELS, adamw, check_lr_setting, resolve_lr, warmup_cosine_schedule,
 )
 from rdl.train.past_labels import shows_past_labels
-from rdl.train.popularity import (
-    POPULARITY_KEY, WEIGHTS, WIN_SHARE, row_scores_per_weight,
-)
-from rdl.train.popularity import describe as describe_popularity
-from rdl.train.recommend import ExcludedPositives, item_scores, loss_and_topk
-from rdl.train.seen_boost import (
-    BOOSTS, SEEN_BOOST_KEY, check_boost_setting, choose_boost, row_scores_per_boost,
-)
-from rdl.train.seen_boost import describe as describe_seen_boost
+from rdl.train.recommend import ExcludedPositives, loss_and_topk
+from rdl.train.seen_boost import check_boost_setting
 
 HIGHER_IS_BETTER = {"auroc", "average_precision", "accuracy", "f1", "r2", "map", "precision",
                     "recall", "ndcg"}
 
 
-class RelationalTask(L.LightningModule):
+class RelationalTask(ChoicesAfterFit, L.LightningModule):
     r"""Trains a :class:`~rdl.nn.RelationalModel` on the task of the
     :class:`~rdl.train.RelationalDataModule` it is fitted with.
 
@@ -286,13 +275,9 @@ class RelationalTask(L.LightningModule):
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint[CHECKPOINT_KEY] = self.info.to_plain()
-        if self.blend is not None:
-            checkpoint[BLEND_KEY] = self.blend.to_plain()
         if self.baseline_features is not None:
             checkpoint[BASELINE_FEATURES_KEY] = self.baseline_features.to_plain()
-        if self.info.task_type == types.RECOMMENDATION:
-            checkpoint[SEEN_BOOST_KEY] = float(self.model.head.seen.boost)
-            checkpoint[POPULARITY_KEY] = self.popularity_boost
+        self.save_choices(checkpoint)
         add_checksum(checkpoint)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
@@ -305,24 +290,13 @@ class RelationalTask(L.LightningModule):
         if self.info is None:
             self.baseline_features = stored_baseline_features(checkpoint)
             self.build(info)
-        elif (why := _difference(info, self.info)) is not None:
+        elif (why := info.difference(self.info)) is not None:
             raise ValueError("The checkpoint was trained on another schema or task than this "
                              f"run's data: {why}")
         else:
             self.match_baseline_features(stored_baseline_features(checkpoint))
         self.match_weights(checkpoint["state_dict"])
         self.adopt_choices(checkpoint)
-
-    def adopt_choices(self, checkpoint: dict) -> None:
-        """Takes what fit chose after training and stored beside the weights:
-        the LightGBM blend, and for recommendation the seen items' and the
-        popular items' boosts (unless this module's setting is a number)."""
-        blend = checkpoint.get(BLEND_KEY)
-        self.blend = BaselineBlend.from_plain(blend) if blend is not None else None
-        if self._chosen_after_fit("seen_boost"):
-            self.set_seen_boost(checkpoint.get(SEEN_BOOST_KEY, 0.0))
-        if self._chosen_after_fit("popularity_boost"):
-            self.popularity_boost = float(checkpoint.get(POPULARITY_KEY, 0.0))
 
     def match_baseline_features(self, stored: BaselineFeatures | None) -> None:
         """Reads the baseline features the checkpoint's model was trained
@@ -370,11 +344,7 @@ class RelationalTask(L.LightningModule):
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 
     def on_fit_start(self) -> None:
-        self.blend = None  # a resumed run's blend belongs to other weights
-        if self._chosen_after_fit("seen_boost"):
-            self.set_seen_boost(0.0)  # likewise its boost, chosen again when fit ends
-        if self._chosen_after_fit("popularity_boost"):
-            self.popularity_boost = 0.0
+        self.forget_choices()
         for split in ("train", "val"):
             self._attach_features(split, again=split != "train")
         if self.hparams.compile == "auto":  # now the number of steps is known
@@ -389,109 +359,6 @@ class RelationalTask(L.LightningModule):
         # Not a registered submodule: the weights are saved once, under `model.`,
         # whichever way the model runs.
         object.__setattr__(self, "run_model", compile_model(self.model) if on else self.model)
-
-    def _chosen_after_fit(self, setting: str) -> bool:
-        """Whether recommendation ``setting`` (``seen_boost``,
-        ``popularity_boost``) is ``auto``: chosen when fit ends, not fixed."""
-        return (self.info.task_type == types.RECOMMENDATION
-                and self.hparams.get(setting, "auto") == "auto")
-
-    def set_seen_boost(self, boost: float) -> None:
-        """Sets the recommendation head's :attr:`~rdl.nn.SeenBonus.boost`."""
-        self.model.head.seen.boost.fill_(float(boost))
-
-    # -- what fit chooses on the validation split, after training -------------
-    def on_fit_end(self) -> None:
-        """Blends the best weights (which :class:`TaskCheckpoint` put back)
-        with LightGBM, or for recommendation chooses the seen items' and the
-        popular items' boosts, and stores the result in ``best.ckpt``."""
-        trainer = self.trainer
-        if self.info.task_type == types.RECOMMENDATION:
-            self._choose_seen_boost()
-            self._choose_popularity_boost()
-            return
-        if not self.hparams.blend_baseline:
-            return
-        if trainer.limit_val_batches == 0:
-            rank_zero_info("no blend with LightGBM: validation is off (limit_val_batches 0)")
-            return
-        if trainer.world_size > 1:
-            rank_zero_warn("blend_baseline is skipped under several processes; "
-                           "run rdl fit on one device to blend")
-            return
-        datamodule = trainer.datamodule
-        seeds = {split: datamodule.split_seeds(split) for split in ("train", "val")}
-        refusal = blend_refusal(self.info.task_type, seeds["val"].label)
-        if refusal is not None:
-            rank_zero_info(refusal)
-            return
-        metric = next(iter(self.metrics["val"].values())).clone()
-        self.blend = fit_blend(datamodule.db, datamodule.task, seeds,
-                               self._gnn_scores(datamodule, seeds["val"]), metric,
-                               datamodule.exclusions, seed=datamodule.seed,
-                               category_min_rows=datamodule.entity_category_min_rows)
-        rank_zero_info(self.blend.describe())
-        self._store_choice(BLEND_KEY, self.blend.to_plain())
-
-    def _choose_seen_boost(self) -> None:
-        """Chooses the seen items' boost on the validation split (``auto``,
-        seen items kept, one process) and stores it in ``best.ckpt``."""
-        if not self._chosen_after_fit("seen_boost") or self.exclude_seen:
-            return
-        metric = next(iter(self.metrics["val"].values())).clone()
-        per_row = self._per_validation_row("seen_boost", len(BOOSTS), lambda batch: (
-            row_scores_per_boost(self(batch), batch.seen, self.model.head.seen, metric,
-                                 self._metric_target(batch), metric.k)))
-        if per_row is None:
-            return
-        boost = choose_boost(per_row, seed=self.trainer.datamodule.seed)
-        self.set_seen_boost(boost)
-        rank_zero_info(describe_seen_boost(boost, per_row, f"{metric.name}@{metric.k}"))
-        self._store_choice(SEEN_BOOST_KEY, boost)
-
-    def _choose_popularity_boost(self) -> None:
-        """Chooses the weight of recent popularity on the validation split
-        (``auto``, one process), after the seen items' boost, and stores it
-        in ``best.ckpt``."""
-        if not self._chosen_after_fit("popularity_boost"):
-            return
-        metric = next(iter(self.metrics["val"].values())).clone()
-        per_row = self._per_validation_row("popularity_boost", len(WEIGHTS), lambda batch: (
-            row_scores_per_weight(item_scores(self.model, self(batch), batch.seen,
-                                              self.exclude_seen),
-                                  batch.popular, metric, self._metric_target(batch), metric.k)))
-        if per_row is None:
-            return
-        self.popularity_boost = choose_boost(per_row, seed=self.trainer.datamodule.seed,
-                                             grid=WEIGHTS, min_win_share=WIN_SHARE)
-        rank_zero_info(describe_popularity(self.popularity_boost, per_row,
-                                           f"{metric.name}@{metric.k}"))
-        self._store_choice(POPULARITY_KEY, self.popularity_boost)
-
-    @torch.no_grad()
-    def _per_validation_row(self, setting: str, width: int,
-                            row_scores: Callable[[LabeledBatch], Tensor]) -> np.ndarray | None:
-        """``row_scores`` of every validation batch, :math:`(N, width)`, the
-        model in eval mode; ``None`` (and ``setting`` says it is 0) where
-        validation is off or runs in several processes."""
-        trainer = self.trainer
-        if trainer.limit_val_batches == 0 or trainer.world_size > 1:
-            rank_zero_info(f"{setting} auto: 0 (choosing it needs the validation split "
-                           "on one process)")
-            return None
-        datamodule = trainer.datamodule
-        was_training = self.training
-        self.eval()
-        rows = [row_scores(self.transfer_batch_to_device(batch, self.device, 0)).cpu()
-                for batch in datamodule.loader(datamodule.split_seeds("val"))]
-        self.train(was_training)
-        return torch.cat(rows).numpy() if rows else np.zeros((0, width))
-
-    def _store_choice(self, key: str, value: object) -> None:
-        """Writes what fit chose after training into ``best.ckpt``."""
-        callback = self.trainer.checkpoint_callback
-        if callback is not None and callback.best_model_path:
-            _store_in_checkpoint(callback.best_model_path, key, value)
 
     def on_validation_start(self) -> None:
         if self.trainer.state.fn == "validate":  # not the validation rounds of fit
@@ -530,7 +397,7 @@ class RelationalTask(L.LightningModule):
             datamodule.db, datamodule.task, seeds)
 
     @torch.no_grad()
-    def _gnn_scores(self, datamodule: RelationalDataModule, seeds) -> Tensor:
+    def gnn_scores(self, datamodule: RelationalDataModule, seeds) -> Tensor:
         """The GNN's logit or value of every seed of ``seeds``, in order."""
         was_training = self.training
         self.eval()
@@ -596,7 +463,7 @@ class RelationalTask(L.LightningModule):
         loss, predictions = self._loss_and_predictions(batch, self(batch))
         self.log(f"{stage}_loss", loss, batch_size=batch.num_seeds, prog_bar=stage == "val",
                  sync_dist=True)
-        target = self._metric_target(batch)
+        target = self.metric_target(batch)
         for metric in self.metrics[stage].values():
             metric.update(predictions, target)
         if self.exclude_seen:
@@ -611,7 +478,7 @@ class RelationalTask(L.LightningModule):
         if self.exclude_seen:
             self.excluded.finish(stage, lambda t: self.trainer.strategy.reduce(t, reduce_op="sum"))
 
-    def _metric_target(self, batch: LabeledBatch) -> Tensor:
+    def metric_target(self, batch: LabeledBatch) -> Tensor:
         task_type = self.info.task_type
         if task_type == types.RECOMMENDATION:
             dense, _ = to_dense_batch(batch.y, batch.y_seed, fill_value=-1,
@@ -676,14 +543,6 @@ def info_from_datamodule(datamodule: RelationalDataModule) -> TaskInfo:
     )
 
 
-def _store_in_checkpoint(path: str, key: str, value: object) -> None:
-    """Adds ``value`` (plain data) under ``key`` to the checkpoint at ``path``,
-    replacing the file atomically."""
-    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    checkpoint[key] = value
-    save_atomically(checkpoint, path)
-
-
 def module_arguments(hparams: dict) -> dict:
     """A checkpoint's hyperparameters as :class:`RelationalTask` arguments;
     checkpoints written before ``model.net`` held the model's settings
@@ -699,36 +558,6 @@ def stored_baseline_features(checkpoint: dict) -> BaselineFeatures | None:
     """The baseline-feature scaling a checkpoint's model reads, if any."""
     plain = checkpoint.get(BASELINE_FEATURES_KEY)
     return None if plain is None else BaselineFeatures.from_plain(plain)
-
-
-def _difference(trained: TaskInfo, current: TaskInfo) -> str | None:
-    """How the task or the feature columns (names and stypes) of a checkpoint
-    differ from this run's, in words; ``None`` when they agree."""
-    def query(info: TaskInfo) -> str:
-        return info.task.get("query") or info.task.get("sql")
-
-    if query(trained) != query(current):
-        return f"its task is {query(trained)!r}, this run's {query(current)!r}"
-    times = [info.data.get("time_column_features", RunData.time_column_features)
-             for info in (trained, current)]
-    if times[0] != times[1]:
-        return (f"it was trained with data.time_column_features: {str(times[0]).lower()}, "
-                f"this run has {str(times[1]).lower()}; give the config the training's value")
-    old = spec_feature_columns(trained.spec.col_names_dicts)
-    new = spec_feature_columns(current.spec.col_names_dicts)
-    if set(trained.spec.node_types) != set(current.spec.node_types):
-        return (f"it has tables {sorted(trained.spec.node_types)}, this run "
-                f"{sorted(current.spec.node_types)}")
-    mismatch = schema_mismatch(old, new) or schema_mismatch(new, old)
-    if mismatch is not None:
-        return mismatch
-    for nt, by_stype in trained.spec.col_names_dicts.items():
-        for stype, cols in by_stype.items():
-            moved = set(cols) - set(current.spec.col_names_dicts[nt].get(stype, ()))
-            if moved:
-                return (f"columns {sorted(moved)} of table {nt!r} were "
-                        f"{getattr(stype, 'value', stype)}, this run reads them as another type")
-    return None
 
 
 def _node_types(tables: list[str] | None) -> list[str] | None:
