@@ -1,18 +1,21 @@
-"""Files rdl writes whole or not at all: caches, checkpoints, and what a
-command writes for the user (predictions, labels, baseline results).
+"""Files rdl writes whole or not at all: caches, checkpoints, what a command
+writes for the user (predictions, labels, baseline results), and folders of
+files that belong together (a saved database).
 
 A file is written to a temporary file with a unique name next to it and
 renamed over it once complete and on disk, so a reader (or another process
 writing the same file) never sees half of one, and a failed write (a full
 disk, a killed process) leaves the file that was there before. A path that
 cannot be a file (an existing folder, a file where its folder should be) is
-refused before the work that would fill it starts. Imports nothing of rdl,
-so every stage may use it.
+refused before the work that would fill it starts. A folder is filled next
+to its place and then swapped in. Imports nothing of rdl, so every stage may
+use it.
 """
 from __future__ import annotations
 
 import errno
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -82,12 +85,61 @@ def write_atomically(path: str | Path, write: Callable[[BinaryIO], object],
     return path
 
 
+def write_folder_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
+    """Calls ``write(folder)`` on a new temporary folder next to ``path``,
+    puts every file of it on disk, and swaps it in for ``path`` (which the
+    caller has checked may be replaced): a reader sees the old folder or
+    the new one, never a mix, and a failed write leaves the old one.
+
+    Raises:
+        OutputFileError: naming ``path`` when it cannot be written.
+    """
+    path = Path(path)
+    if path.absolute() == Path.cwd() or not path.absolute().name:
+        raise OutputFileError(errno.EBUSY, f"rdl writes {path} by swapping in a new folder, "
+                                           "which it cannot do to the current folder or a "
+                                           "root; name a folder in it, e.g. ./snapshot")
+    token = uuid.uuid4().hex[:16]
+    new = path.with_name(f".{path.name}.{token}.tmp")
+    old = path.with_name(f".{path.name}.{token}.oldtmp")
+    try:
+        new.mkdir(parents=True)
+        write(new)
+        for file in new.rglob("*"):
+            if file.is_file():
+                with open(file, "rb") as handle:
+                    os.fsync(handle.fileno())
+        if path.exists():
+            os.replace(path, old)
+            try:
+                os.replace(new, path)
+            except OSError:
+                os.replace(old, path)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(new, path)
+    except OSError as exc:
+        shutil.rmtree(new, ignore_errors=True)
+        message = f"rdl could not write {path} ({exc.strerror or exc}); it is left as it was"
+        raise (OutputFileError(exc.errno, message) if exc.errno
+               else OutputFileError(message)) from exc
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    remove_stale_temporaries(path)
+    return path
+
+
 def remove_stale_temporaries(path: Path) -> None:
-    """Deletes temporary files of ``path`` left by writers that died."""
+    """Deletes temporary files and folders of ``path`` left by writers that died."""
     cutoff = time.time() - STALE_SECONDS
     for tmp in path.parent.glob(f".{escape(path.name)}.*tmp"):
         try:
             if tmp.stat().st_mtime < cutoff:
-                tmp.unlink()
+                if tmp.is_dir():
+                    shutil.rmtree(tmp)
+                else:
+                    tmp.unlink()
         except FileNotFoundError:  # another process removed or renamed it
             pass

@@ -7,7 +7,9 @@ import os
 
 import pytest
 
-from rdl.output_file import OutputFileError, check_output_path, write_atomically
+from rdl.output_file import (
+    OutputFileError, check_output_path, write_atomically, write_folder_atomically,
+)
 
 
 def test_a_write_that_fails_halfway_keeps_the_file_there_was(tmp_path):
@@ -53,3 +55,34 @@ def test_output_paths_that_cannot_be_files_are_refused(tmp_path):
     new = tmp_path / "new" / "deeper" / "labels.parquet"
     assert check_output_path(str(new), "--output", "labels.parquet") == new
     assert not (tmp_path / "new").exists()  # checking creates nothing
+
+
+def test_a_folder_is_swapped_in_whole_and_stale_temporaries_go(tmp_path, monkeypatch):
+    path = tmp_path / "snapshot"
+    path.mkdir()
+    (path / "old.txt").write_text("old")
+    dead = tmp_path / ".snapshot.0123456789abcdef.tmp"  # a writer that died an hour ago
+    dead.mkdir()
+    (dead / "half.txt").write_text("half")
+    os.utime(dead, (0, 0))
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OutputFileError, match=f"^rdl could not write {path} \\(No space left "
+                                              "on device\\); it is left as it was$"):
+        write_folder_atomically(path, lambda folder: (folder / "new.txt").write_text("new"))
+    monkeypatch.undo()
+    assert [p.name for p in path.iterdir()] == ["old.txt"]
+    assert write_folder_atomically(
+        path, lambda folder: (folder / "new.txt").write_text("new")) == path
+    assert [p.name for p in path.iterdir()] == ["new.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["snapshot"]
+
+
+def test_the_current_folder_is_not_swapped(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputFileError, match="cannot do to the current folder"):
+        write_folder_atomically(".", lambda folder: None)
+    assert list(tmp_path.iterdir()) == []

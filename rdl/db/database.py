@@ -1,6 +1,7 @@
 """The in-memory relational database every later stage of rdl reads from."""
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ import pyarrow.parquet as pq
 from rdl.db.files import inside, table_file_name
 from rdl.db.issues import DataIssue, SchemaError, SourceError
 from rdl.db.table import Table
+from rdl.output_file import OutputFileError, write_folder_atomically
 
 METADATA_FILE = "rdl_metadata.json"
 FORMAT_VERSION = 1
@@ -107,12 +109,16 @@ class Database:
 
     def save(self, path: str | Path) -> None:
         """Writes one parquet file per table plus ``rdl_metadata.json``, which
-        maps each table name to its file (see :func:`rdl.db.files.table_file_name`)."""
+        maps each table name to its file (see :func:`rdl.db.files.table_file_name`).
+
+        The folder is written whole or not at all: a save stopped half-way
+        leaves ``path`` as it was. ``path`` must be new, empty, or a database
+        saved before (which the new one replaces); any other folder is
+        refused, so a folder of source files is never written over.
+        """
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
+        _check_replaceable(path)
         files = {t.name: table_file_name(t.name, ".parquet") for t in self}
-        for table in self:
-            table.df.to_parquet(inside(path, files[table.name]), index=False)
         meta = {
             "format_version": FORMAT_VERSION,
             "source": self.source,
@@ -120,7 +126,13 @@ class Database:
             "tables": [t.metadata() for t in self],
             "issues": [i.to_dict() for i in self.issues],
         }
-        (path / METADATA_FILE).write_text(json.dumps(meta, indent=2))
+
+        def write(folder: Path) -> None:
+            for table in self:
+                table.df.to_parquet(inside(folder, files[table.name]), index=False)
+            (folder / METADATA_FILE).write_text(json.dumps(meta, indent=2))
+
+        write_folder_atomically(path, write)
 
     @classmethod
     def load(
@@ -196,3 +208,19 @@ def dropped_features(
             c not in keep.get(name, features) or c in drop.get(name, ()))]
         for name, features in stypes.items()
     }
+
+
+def _check_replaceable(path: Path) -> None:
+    """Refuses a ``path`` that is a file, or a folder holding files but no
+    saved database."""
+    if path.exists() and not path.is_dir():
+        raise OutputFileError(errno.EEXIST, f"Database.save: {path} is a file; name a folder "
+                                            "to save the database in")
+    if not path.is_dir() or (path / METADATA_FILE).is_file():
+        return
+    held = sorted(p.name for p in path.iterdir())
+    if held:
+        shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+        raise OutputFileError(errno.EEXIST, f"Database.save: {path} holds {shown} but no saved "
+                                            f"database ({METADATA_FILE}); save into a new or "
+                                            "empty folder, e.g. " + str(path / "snapshot"))

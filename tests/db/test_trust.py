@@ -20,6 +20,7 @@ from rdl.db.database import METADATA_FILE
 from rdl.db.files import table_file_name
 from rdl.db.sql_source import create_readonly_engine
 from rdl.graph.materialize import materialize_table
+from rdl.output_file import OutputFileError
 from rdl.testing.files import write_sqlite
 
 
@@ -124,3 +125,68 @@ def test_missing_sqlite_file_is_an_error_and_is_not_created(tmp_path):
     with pytest.raises(SourceError, match="No SQLite database file at .*nope#1.sqlite"):
         rdl.connect(url)
     assert list(tmp_path.iterdir()) == []
+
+
+def small_db(name: str, values: list[float]) -> Database:
+    df = pd.DataFrame({"id": range(len(values)), "value": values})
+    return Database({name: Table(name, df, "id", {}, None, {"value": "numerical"})},
+                    source=name)
+
+
+def test_a_save_stopped_half_way_leaves_the_saved_database_as_it_was(tmp_path, monkeypatch):
+    folder = tmp_path / "snapshot"
+    before = Database({**small_db("orders", [1.0, 2.0]).tables,
+                       **small_db("users", [3.0]).tables})
+    before.save(folder)
+    original = {p.name: p.read_bytes() for p in folder.iterdir()}
+    after = Database({**small_db("orders", [9.0]).tables, **small_db("users", [8.0]).tables})
+    written = []
+    real_to_parquet = pd.DataFrame.to_parquet
+
+    def stop_at_second_table(df, *args, **kwargs):
+        if written:
+            raise KeyboardInterrupt  # the user stops the save after one table
+        written.append(True)
+        return real_to_parquet(df, *args, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", stop_at_second_table)
+    with pytest.raises(KeyboardInterrupt):
+        after.save(folder)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot"]  # no temporary folder
+    pdt.assert_frame_equal(rdl.connect(folder)["orders"].df, before["orders"].df)
+
+
+def test_saving_again_replaces_the_whole_saved_database(tmp_path):
+    folder = tmp_path / "snapshot"
+    Database({**small_db("orders", [1.0]).tables, **small_db("gone", [2.0]).tables}).save(folder)
+    newer = small_db("orders", [5.0, 6.0])
+    newer.save(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["orders.parquet", METADATA_FILE]
+    back = rdl.connect(folder)
+    assert sorted(back.tables) == ["orders"]
+    pdt.assert_frame_equal(back["orders"].df, newer["orders"].df)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    newer.save(empty)
+    pdt.assert_frame_equal(rdl.connect(empty)["orders"].df, newer["orders"].df)
+
+
+def test_a_folder_of_other_files_is_never_saved_over(tmp_path):
+    source = tmp_path / "shop"
+    source.mkdir()
+    (source / "orders.parquet").write_bytes(b"the user's own data")
+    (source / "notes.txt").write_text("keep")
+    with pytest.raises(OutputFileError, match=(
+            f"^Database.save: {source} holds notes.txt, orders.parquet but no saved database "
+            rf"\({METADATA_FILE}\); save into a new or empty folder, e.g. {source}/snapshot$")):
+        small_db("orders", [1.0]).save(source)
+    assert (source / "orders.parquet").read_bytes() == b"the user's own data"
+    assert sorted(p.name for p in source.iterdir()) == ["notes.txt", "orders.parquet"]
+    a_file = tmp_path / "snapshot"
+    a_file.write_text("")
+    with pytest.raises(OutputFileError, match="snapshot is a file; name a folder"):
+        small_db("orders", [1.0]).save(a_file)
+    assert a_file.read_text() == ""
