@@ -81,7 +81,8 @@ class Task:
             (default: :obj:`1`)
         test_timestamps (int, optional): Test prediction times:
             :obj:`test_timestamp` and the next ones, ``timedelta`` apart, each
-            label window ending by the data's last row (RelBench's
+            label window ending by the last row of the tables the target
+            aggregates, not a later calendar's (RelBench's
             ``num_eval_timestamps`` for the test split: where few entities
             are active at a time, such as the twenty drivers of a Formula 1
             season, one test time is too few seeds to rank models).
@@ -156,15 +157,34 @@ class Task:
 
     def _test_times(self, db: Database) -> list[pd.Timestamp]:
         """``test_timestamp + k * timedelta`` for ``k < test_timestamps``, the
-        later ones only where their label window ends by the data's last row."""
-        times = self._stepped_times(self._test, self.test_timestamps, db.max_time)
+        later ones only where their label window ends by the target's last row."""
+        known_until, what = self._labels_known_until(db)
+        if self._test >= known_until:
+            raise TaskError(
+                f"test_timestamp={self._test} is not before {what} ({known_until}): every test "
+                "label window lies past the rows the target counts, so each label would count "
+                f"nothing there; pick a test_timestamp before {known_until}")
+        times = self._stepped_times(self._test, self.test_timestamps, known_until)
         if len(times) < self.test_timestamps:
             raise TaskError(
                 f"test_timestamps={self.test_timestamps}: only {len(times)} test time(s) "
                 f"timedelta ({describe(self._step)}) apart from test_timestamp={self._test} "
-                f"have their label window end by the data's last row ({db.max_time}); give at "
-                f"most {len(times)}")
+                f"have their label window end by {what} ({known_until}); give at most "
+                f"{len(times)}")
         return times
+
+    def _labels_known_until(self, db: Database) -> tuple[pd.Timestamp, str]:
+        """Until when the target's rows are known, and where that comes from:
+        the earliest last row of the timed tables the target aggregates (a
+        calendar table that runs on does not make later windows countable),
+        else the data's last row."""
+        if self._ast is not None:
+            ends = [(db[agg.table].max_time, agg.table) for agg in aggregates(self._ast.target)
+                    if agg.table in db.tables and db[agg.table].max_time is not None]
+            if ends:
+                last, table = min(ends)
+                return last, f"the last row of {table}"
+        return db.max_time, "the data's last row"
 
     def _stepped_times(self, first: pd.Timestamp, n: int,
                        last_end: pd.Timestamp) -> list[pd.Timestamp]:
@@ -310,11 +330,12 @@ class Task:
         if split in ("val", "test"):
             times = self._test_times(db) if split == "test" else self._val_times()
             t = times[-1]
-            late = [t + end for _, end in self._windows if t + end > db.max_time]
+            known_until, what = self._labels_known_until(db)
+            late = [t + end for _, end in self._windows if t + end > known_until]
             if late:
                 warnings.warn(
-                    f"The {split} label window ends at {max(late)}, after the last row "
-                    f"({db.max_time}); its labels only see part of the window",
+                    f"The {split} label window ends at {max(late)}, after {what} "
+                    f"({known_until}); its labels only see part of the window",
                     stacklevel=2,
                 )
             return pd.DatetimeIndex(times, name="timestamp")

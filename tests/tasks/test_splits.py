@@ -7,6 +7,7 @@ import re
 import pandas as pd
 import pytest
 
+from rdl.db import Database, Table
 from rdl.tasks import Task, TaskError, parse_timedelta
 from rdl.testing.shops import TEST, VAL
 
@@ -116,8 +117,8 @@ def test_test_times_past_the_data_are_named(shop):
              test_timestamp=TEST, test_timestamps=4)
     with pytest.raises(TaskError, match=re.escape(
             "test_timestamps=4: only 3 test time(s) timedelta (5 days) apart from "
-            "test_timestamp=2021-06-01 00:00:00 have their label window end by the data's "
-            "last row (2021-06-20 00:00:00); give at most 3")):
+            "test_timestamp=2021-06-01 00:00:00 have their label window end by the last row "
+            "of orders (2021-06-20 00:00:00); give at most 3")):
         t.timestamps(shop, "test")
     for bad in (0, True):
         with pytest.raises(TaskError, match=f"test_timestamps={bad} must be a whole number"):
@@ -126,6 +127,42 @@ def test_test_times_past_the_data_are_named(shop):
         Task(query="PREDICT orders.returned FOR EACH orders.order_id", val_timestamp=VAL,
              test_timestamp=TEST, test_timestamps=2)
 
+
+
+def with_calendar(shop: Database, until: str) -> Database:
+    """The shop plus a timed table of planned events that runs on past the orders."""
+    planned = pd.DataFrame({"event_id": [1, 2], "day": pd.to_datetime(["2021-01-01", until])})
+    return Database({**shop.tables, "events": Table("events", planned, "event_id", {}, "day",
+                                                    {})}, source=shop.source)
+
+
+def test_test_times_stop_at_the_target_tables_last_row_not_a_calendars(shop):
+    """A table that runs on past the target's (a race calendar beyond the last results) does
+    not make later label windows countable: each would count nothing there."""
+    db = with_calendar(shop, "2021-09-30")
+    assert db.max_time == pd.Timestamp("2021-09-30")
+    query = COUNT30.replace("0, 30", "0, 5")
+    t = Task(query=query, timedelta="5d", val_timestamp=VAL, test_timestamp=TEST,
+             test_timestamps=3)
+    assert list(t.timestamps(db, "test")) == ts("2021-06-01", "2021-06-06", "2021-06-11")
+    with pytest.raises(TaskError, match=re.escape(
+            "only 3 test time(s) timedelta (5 days) apart from test_timestamp=2021-06-01 "
+            "00:00:00 have their label window end by the last row of orders (2021-06-20 "
+            "00:00:00); give at most 3")):
+        Task(query=query, timedelta="5d", val_timestamp=VAL, test_timestamp=TEST,
+             test_timestamps=4).timestamps(db, "test")
+    late = Task(query=query, timedelta="5d", val_timestamp="2021-06-01",
+                test_timestamp="2021-07-01")
+    with pytest.raises(TaskError, match=re.escape(
+            "test_timestamp=2021-07-01 00:00:00 is not before the last row of orders "
+            "(2021-06-20 00:00:00): every test label window lies past the rows the target "
+            "counts")):
+        late.timestamps(db, "test")
+    partial = Task(query=COUNT30, val_timestamp=VAL, test_timestamp=TEST)
+    with pytest.warns(UserWarning, match=re.escape(
+            "The test label window ends at 2021-07-01 00:00:00, after the last row of orders "
+            "(2021-06-20 00:00:00)")):
+        partial.timestamps(db, "test")
 
 def test_short_step_keeps_label_windows_before_val(shop):
     t = Task(query=COUNT30, timedelta="7d", val_timestamp=VAL, test_timestamp=TEST)
