@@ -76,9 +76,15 @@ class Leak:
         return f"{self.table}.{self.column}: {self.reason}"
 
 
+def reads_train_labels(task: Task) -> bool:
+    """Whether :func:`find_leaks` reads ``task``'s training label table: where
+    the seeds are chosen (``WHERE``, ``sql``) or are rows at their own time."""
+    return task.event_level or task.filters_entities
+
+
 def find_leaks(db: Database, task: Task, exclude: dict[str, list[str]] | None = None, *,
                threshold: float = 0.99, min_share: float = 0.05, max_rows: int = 200_000,
-               seed: int = 0) -> list[Leak]:
+               seed: int = 0, train_labels: pd.DataFrame | None = None) -> list[Leak]:
     r"""Feature columns of :obj:`db` that may give :obj:`task`'s label away.
 
     Args:
@@ -92,6 +98,9 @@ def find_leaks(db: Database, task: Task, exclude: dict[str, list[str]] | None = 
             column. (default: :obj:`0.05`)
         max_rows (int): Rows sampled per measurement. (default: :obj:`200000`)
         seed (int): Seed of the sampling. (default: :obj:`0`)
+        train_labels (pandas.DataFrame, optional): ``task.table(db, "train")``
+            where the caller has it; computed when needed otherwise.
+            (default: :obj:`None`)
 
     Returns:
         The suspicious columns, sorted by table and column.
@@ -102,8 +111,10 @@ def find_leaks(db: Database, task: Task, exclude: dict[str, list[str]] | None = 
     entity = db[task.entity_table]
     leaks: list[Leak] = []
     frame = None  # the entity table's rows of sampled training seeds, where they are chosen
-    if task.event_level or task.filters_entities:
-        rows = _sample(task.table(db, "train"), max_rows, rng)
+    if reads_train_labels(task):
+        if train_labels is None:
+            train_labels = task.table(db, "train")
+        rows = _sample(train_labels, max_rows, rng)
         index = pd.Index(entity.df[entity.primary_key])
         frame = entity.df.iloc[index.get_indexer(rows[entity.primary_key])]
         seed_times = _times(rows["timestamp"])
@@ -137,7 +148,8 @@ def find_leaks(db: Database, task: Task, exclude: dict[str, list[str]] | None = 
 
 
 def guard(db: Database, task: Task, mode: GuardMode = "warn",
-          exclude: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+          exclude: dict[str, list[str]] | None = None,
+          train_labels: pd.DataFrame | None = None) -> dict[str, list[str]]:
     r"""Runs :func:`find_leaks` as :obj:`mode` says and returns the exclusions to use.
 
     Args:
@@ -148,6 +160,8 @@ def guard(db: Database, task: Task, mode: GuardMode = "warn",
             (default: ``"warn"``)
         exclude (dict, optional): The configured ``exclude_columns``.
             (default: :obj:`None`)
+        train_labels (pandas.DataFrame, optional): As in :func:`find_leaks`.
+            (default: :obj:`None`)
 
     Returns:
         :obj:`exclude` plus, with ``"exclude"``, the flagged columns.
@@ -157,7 +171,7 @@ def guard(db: Database, task: Task, mode: GuardMode = "warn",
     out = {table: list(columns) for table, columns in (exclude or {}).items()}
     if mode == "off":
         return out
-    leaks = find_leaks(db, task, exclude)
+    leaks = find_leaks(db, task, exclude, train_labels=train_labels)
     if not leaks:
         return out
     warnings.warn(describe_leaks(leaks, excluded=mode == "exclude"), stacklevel=3)

@@ -82,10 +82,13 @@ class RunData:
         """Opens the source as every command does."""
         return connect(self.source, schema=self.schema, sql_schema=self.sql_schema, upto=upto)
 
-    def labels(self, db: Database, split: str) -> pd.DataFrame:
-        """The label table of ``split``, cut to ``max_seeds`` random rows (in
-        their original order): the seeds every command trains or evaluates on."""
-        table = self.task.table(db, split)
+    def labels(self, db: Database, split: str, table: pd.DataFrame | None = None
+               ) -> pd.DataFrame:
+        """The label table of ``split`` (computed unless the caller has it as
+        ``table``), cut to ``max_seeds`` random rows (in their original
+        order): the seeds every command trains or evaluates on."""
+        if table is None:
+            table = self.task.table(db, split)
         if self.max_seeds is not None and len(table) > self.max_seeds:
             table = table.sample(self.max_seeds, random_state=self.seed).sort_index()
         return table

@@ -24,7 +24,7 @@ from rdl.sampling import NUM_WINDOWS, SamplingSettings, TemporalNeighborSampler,
 from rdl.sampling.neighbors import expand_ranges
 from rdl.tasks import SPLITS, Task, parse_timedelta, repeat_rate, task_types as types
 from rdl.tasks.label_table import describe_split
-from rdl.tasks.leakage import GUARD_MODES, GuardMode, guard
+from rdl.tasks.leakage import GUARD_MODES, GuardMode, guard, reads_train_labels
 from rdl.tasks.run_data import RunData
 from rdl.train.distributed import ShardSampler, share_cpu_threads
 from rdl.train.past_labels import attach_past_labels
@@ -169,6 +169,7 @@ class RelationalDataModule(L.LightningDataModule):
         self.db: Database | None = None
         self.graph: HeteroData | None = None
         self.seeds: dict[str, Seeds] = {}
+        self._train_labels: pd.DataFrame | None = None  # computed for the leakage guard
         self.label_lines: dict[str, str] = {}  # split -> a one-line summary of its labels
         self.classes: list | None = None
         self.batch_transform: Callable | None = None
@@ -230,8 +231,10 @@ class RelationalDataModule(L.LightningDataModule):
 
             self.db = self.run.connect()
             self.task.check(self.db)
+            if self.leakage_guard != "off" and reads_train_labels(self.task):
+                self._train_labels = self.task.table(self.db, "train")  # read by both
             self.exclusions = guard(self.db, self.task, self.leakage_guard,
-                                    self.run.exclude_columns)
+                                    self.run.exclude_columns, train_labels=self._train_labels)
             self.graph = self._mapped_graph()
             if self.graph is None:
                 cache = Path(self.cache_dir) if self.cache_dir else rdl_home() / "cache"
@@ -344,7 +347,10 @@ class RelationalDataModule(L.LightningDataModule):
         """Seeds of ``split`` (``train``, ``val`` or ``test``), built on first use."""
         if split not in self.seeds:
             graph = self.prepare_graph()
-            table = self.run.labels(self.db, split)
+            table = self.run.labels(self.db, split,
+                                    table=self._train_labels if split == "train" else None)
+            if split == "train":
+                self._train_labels = None
             self.label_lines[split] = describe_split(table, self.task.task_type, split)
             self.seeds[split] = make_seeds(
                 table, graph, self.entity_type, self.task.task_type, self.classes, self.item_type,

@@ -76,3 +76,27 @@ def test_predictor_leaves_out_what_training_excluded(shop_dir, tmp_path):
     predictor = rdl.Predictor.from_checkpoint(checkpoint.best_model_path)
     columns = {c for cols in predictor.graph["orders"].tf.col_names_dict.values() for c in cols}
     assert columns == {"amount", "channel", "confirmed_at"}
+
+
+def test_the_guard_and_training_share_one_computation_of_the_training_labels(
+        shop_dir, tmp_path, monkeypatch):
+    """The guard reads the training labels of an event-level task; training then takes the
+    same table instead of computing it again, and trains on what it would have computed."""
+    computed = []
+    table = Task.table
+
+    def counted(self, db, split):
+        computed.append(split)
+        return table(self, db, split)
+
+    monkeypatch.setattr(Task, "table", counted)
+    guarded = datamodule(shop_dir, tmp_path)
+    with pytest.warns(UserWarning, match="Leakage guard"):
+        guarded.prepare_graph()
+    seeds = guarded.split_seeds("train")
+    assert computed == ["train"]
+    unguarded = datamodule(shop_dir, tmp_path, leakage_guard="off")
+    plain = unguarded.split_seeds("train")
+    assert computed == ["train", "train"]
+    for name in ("node", "time", "label"):
+        assert getattr(seeds, name).equal(getattr(plain, name))
