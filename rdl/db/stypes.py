@@ -7,8 +7,9 @@ any of them per column.
 stype               chosen for
 ==================  ===========================================================
 categorical         booleans, 0/1 integers, short strings, whole numbers named
-                    as ids or codes (``store_id``, ``zip_code_prefix``): labels,
-                    whose size means nothing
+                    as ids, codes or phone numbers (``store_id``,
+                    ``zip_code_prefix``, ``phone``): labels, whose size means
+                    nothing
 numerical           other numbers
 timestamp           datetimes, date objects, dates written as text
 multicategorical    lists of strings, or strings of delimited tags ("a|b|c",
@@ -196,13 +197,17 @@ def assign_stypes(
     return stypes
 
 
-# Names of number columns that label things rather than measure them.
-_CODE_NAMES = re.compile(r"zip|postal|postcode|(^|_)code$", re.IGNORECASE)
+# Names of number columns that label things rather than measure them: codes,
+# and phone numbers (Sakila's address.phone: 603 twelve-digit numbers).
+_CODE_NAMES = re.compile(r"zip|postal|postcode|(^|_)code$"
+                         r"|(^|_)(phone|telephone|tel|fax|mobile)(_?(number|no|num|nr))?$",
+                         re.IGNORECASE)
 
 
 def label_named(column: Hashable) -> bool:
     """Whether a column's name says it holds labels: an id
-    (:func:`~rdl.db.keys.id_named`) or a code (``zip``, ``postal``, ``..._code``)."""
+    (:func:`~rdl.db.keys.id_named`), a code (``zip``, ``postal``, ``..._code``)
+    or a phone number (``phone``, ``fax``, ``..._phone_number``)."""
     return id_named(column) or bool(_CODE_NAMES.search(str(column)))
 
 

@@ -34,20 +34,23 @@ def test_infer_stype(values, expected):
 
 
 def test_whole_numbers_named_as_ids_or_codes_are_labels_not_quantities(tmp_path):
-    """Olist's zip prefixes and a store number are categories; a quantity, a fractional
-    'code' and a declared stype stay as they are."""
+    """Olist's zip prefixes, a store number and Sakila's phone numbers are categories; a
+    quantity, a fractional 'code', a count of phones and a declared stype stay as they are."""
     pd.DataFrame({"sale_id": range(6), "store_id": [7, 1, 7, 3, 3, 1],
                   "customer_zip_code_prefix": [1037, 14409, 1037, 99900, 5500, 1037],
                   "area_code": [212.0, None, 415.0, 212.0, 617.0, 212.0],
                   "score_code": [0.5, 1.25, 2.0, 0.5, 1.0, 3.5],
+                  "phone": [491271355190, 686015532180, 177727722820, 282667506728,
+                            44659553405, 491271355190],
+                  "fax_number": ["0212 555 0101", "", "0212 555 0199", "", "", ""],
+                  "phones_owned": [1, 2, 1, 3, 1, 2],
                   "quantity": [1, 4, 2, 9, 3, 2], "paid": [3, 5, 7, 9, 11, 13]}
                  ).to_csv(tmp_path / "sales.csv", index=False)
     stypes = rdl.connect(tmp_path)["sales"].stypes
-    assert {c: stypes[c] for c in ("store_id", "customer_zip_code_prefix", "area_code")} == {
-        "store_id": "categorical", "customer_zip_code_prefix": "categorical",
-        "area_code": "categorical"}
-    assert {c: stypes[c] for c in ("score_code", "quantity", "paid")} == {
-        "score_code": "numerical", "quantity": "numerical", "paid": "numerical"}
+    labels = ("store_id", "customer_zip_code_prefix", "area_code", "phone", "fax_number")
+    assert {c: stypes[c] for c in labels} == dict.fromkeys(labels, "categorical")
+    quantities = ("score_code", "phones_owned", "quantity", "paid")
+    assert {c: stypes[c] for c in quantities} == dict.fromkeys(quantities, "numerical")
     declared = {"tables": {"sales": {"stypes": {"store_id": "numerical"}}}}
     assert rdl.connect(tmp_path, schema=declared)["sales"].stypes["store_id"] == "numerical"
 
