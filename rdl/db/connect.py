@@ -21,7 +21,7 @@ from rdl.db.raw import Source, TableInfo, read_frame
 from rdl.db.registry import DATASETS
 from rdl.db.schema import (
     UNSET, ForeignKey, InheritedTime, SchemaOverrides, TimeColumn, check_schema_names,
-    load_schema,
+    check_struct_fields, load_schema,
 )
 from rdl.db.sql_source import SQLSource
 from rdl.db.stypes import assign_stypes
@@ -188,6 +188,9 @@ def build_database(
             bound = time_bound(info, declared_time, options.upto)
         df, found = read_frame(source, info, read, bound)
         issues.extend(found)
+        check_struct_fields(overrides.path, name, [
+            c for c in ov.stypes if c not in info.columns and c.split(".")[0] in read],
+            list(df.columns))
         features = [c for c in df.columns if c not in set(pk) | fk_cols | {time}]
         issues.extend(recover_numbers(name, df, features, ov.stypes))
         df, dropped = _parse_time_column(name, df, declared_time, issues)

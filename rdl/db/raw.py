@@ -102,13 +102,15 @@ def read_frame(
 
 
 def _usable_columns(info: TableInfo, data: pa.Table) -> tuple[pa.Table, list[DataIssue]]:
-    """``data`` without its binary columns (each reported, by its SQL type
+    """``data`` with its struct columns split into their fields, without its
+    binary columns (each reported, by its SQL type
     where the source knows it: BLOB, geometry), decimals as floats, UUIDs and
     unsigned 64-bit numbers past int64 (hash ids) as text, and
     durations (SQL ``TIME``/``INTERVAL`` as drivers give them) and times of
     day as seconds, which a model reads as numbers."""
     issues: list[DataIssue] = []
     keep = {}
+    data = _split_structs(data)
     for i, f in enumerate(data.schema):
         if (pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)
                 or pa.types.is_fixed_size_binary(f.type)):
@@ -132,6 +134,35 @@ def _usable_columns(info: TableInfo, data: pa.Table) -> tuple[pa.Table, list[Dat
         else:
             keep[f.name] = data.column(i)
     return (pa.table(keep) if keep else pa.table({})), issues
+
+
+def _split_structs(data: pa.Table) -> pa.Table:
+    """Each struct column (DuckDB's ``STRUCT``, a parquet group) as one column
+    per field, named ``column.field`` (nested structs all the way down), NULL
+    where the struct is: a model reads an age and a city, not the text of a
+    record. A struct whose field names are taken by other columns stays
+    whole."""
+    if not any(pa.types.is_struct(f.type) for f in data.schema):
+        return data
+    columns: dict[str, pa.ChunkedArray] = {}
+    for name, column in zip(data.column_names, data.columns):
+        fields = _fields(name, column)
+        if any(field in columns or (field != name and field in data.column_names)
+               for field in fields):
+            fields = {name: column}
+        columns.update(fields)
+    return pa.table(columns)
+
+
+def _fields(name: str, column: pa.ChunkedArray) -> dict[str, pa.ChunkedArray]:
+    if not pa.types.is_struct(column.type):
+        return {name: column}
+    out: dict[str, pa.ChunkedArray] = {}
+    for i, field in enumerate(column.type):
+        values = pa.chunked_array([pc.struct_field(chunk, [i]) for chunk in column.chunks],
+                                  field.type)
+        out.update(_fields(f"{name}.{field.name}", values))
+    return out
 
 
 def _nullable_integers(arrow_type: pa.DataType):

@@ -419,7 +419,7 @@ def check_schema_names(
             )
     for name, ov in overrides.tables.items():
         cols = columns_by_table[name]
-        named: list[str] = list(ov.drop_columns) + list(ov.stypes)
+        named: list[str] = list(ov.drop_columns)  # stypes may name a struct's fields
         if isinstance(ov.primary_key, str):
             named.append(ov.primary_key)
         elif isinstance(ov.primary_key, tuple):
@@ -436,6 +436,23 @@ def check_schema_names(
                     f"{overrides.path}: table {name!r} has no column {col!r}; "
                     f"its columns are {cols}."
                 )
+        for col in ov.stypes:
+            if col not in cols and col.split(".")[0] not in cols:
+                raise SchemaError(
+                    f"{overrides.path}: table {name!r} has no column {col!r}; "
+                    f"its columns are {cols}."
+                )
+
+
+def check_struct_fields(path: str, name: str, declared: list[str], columns: list[str]) -> None:
+    """Raises if ``declared`` (stypes given for a struct's fields,
+    ``column.field``) names a field the table's columns, read, do not hold."""
+    for col in declared:
+        if col not in columns:
+            prefix = col.split(".")[0] + "."
+            fields = [c for c in columns if c.startswith(prefix)]
+            raise SchemaError(f"{path}: table {name!r} has no column {col!r}; the fields of "
+                              f"{prefix[:-1]!r} are {fields or 'none: it is not a struct'}.")
 
 
 def _check_implied(overrides: SchemaOverrides, columns_by_table: dict[str, list[str]]) -> None:

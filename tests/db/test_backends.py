@@ -3,6 +3,7 @@ backend holds beyond plain columns (open-ended dates, times of day, uuid and has
 partitions, other schemas) reads as a model can use it, or is reported."""
 from __future__ import annotations
 
+import re
 import sqlite3
 import warnings
 
@@ -12,6 +13,7 @@ import sqlalchemy as sa
 
 import rdl
 from rdl.datasets import nycflights13
+from rdl.db import SchemaError
 from rdl.testing.files import write_duckdb, write_sqlite
 
 
@@ -162,6 +164,47 @@ def test_duckdb_times_of_day_and_intervals_read_as_seconds(tmp_path):
     _assert_times_as_seconds(rdl.connect(str(tmp_path / "ev.duckdb")),
                              {"tod": [5400.0, 86399.5], "span": [5400.0, 365.25 / 12 * 86400]})
 
+
+
+def test_struct_columns_are_read_as_their_fields(tmp_path):
+    """A DuckDB STRUCT (and a parquet group) is an age, a city and a zip code to a model,
+    not the text of a record: one column per field, nested ones too, NULL where the
+    struct is; a struct whose field names are taken stays whole."""
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "users.duckdb"))
+    con.execute("CREATE TABLE users (id INT PRIMARY KEY, "
+                "profile STRUCT(age INT, home STRUCT(city VARCHAR, zip VARCHAR)), "
+                "pair STRUCT(a INT, b INT), \"pair.a\" INT)")
+    con.execute("INSERT INTO users VALUES "
+                "(1, {'age': 30, 'home': {'city': 'Paris', 'zip': '75001'}}, {'a': 1, 'b': 2}, 5), "
+                "(2, {'age': 41, 'home': NULL}, NULL, 6), (3, NULL, {'a': 3, 'b': 4}, 7)")
+    (tmp_path / "files").mkdir()
+    con.execute(f"COPY users TO '{tmp_path / 'files' / 'users.parquet'}' (FORMAT parquet)")
+    con.close()
+    for source in (str(tmp_path / "users.duckdb"), str(tmp_path / "files")):
+        users = rdl.connect(source)["users"]
+        columns = [c for c in users.df.columns if c != "_pk"]  # a parquet file declares no key
+        assert columns == ["id", "profile.age", "profile.home.city", "profile.home.zip", "pair",
+                           "pair.a"], source
+        assert users.df["profile.age"].tolist()[:2] == [30, 41]
+        assert users.df["profile.age"].isna().tolist() == [False, False, True]
+        assert users.df["profile.home.city"].tolist()[0] == "Paris"
+        assert users.df["profile.home.zip"].isna().tolist() == [False, True, True]
+        assert {c: users.stypes[c] for c in ("profile.age", "profile.home.city")} == {
+            "profile.age": "numerical", "profile.home.city": "categorical"}
+        assert users.df["pair.a"].tolist() == [5, 6, 7]
+    declared = {"tables": {"users": {"stypes": {"profile.age": "categorical"}}}}
+    users = rdl.connect(str(tmp_path / "users.duckdb"), schema=declared)["users"]
+    assert users.stypes["profile.age"] == "categorical"
+    typo = {"tables": {"users": {"stypes": {"profile.agee": "categorical"}}}}
+    with pytest.raises(SchemaError, match=re.escape(
+            "table 'users' has no column 'profile.agee'; the fields of 'profile' are "
+            "['profile.age', 'profile.home.city', 'profile.home.zip']")):
+        rdl.connect(str(tmp_path / "users.duckdb"), schema=typo)
+    with pytest.raises(SchemaError, match="table 'users' has no column 'nothing.age'"):
+        rdl.connect(str(tmp_path / "users.duckdb"),
+                    schema={"tables": {"users": {"stypes": {"nothing.age": "numerical"}}}})
 
 @pytest.mark.server
 def test_postgres_times_intervals_and_bits_read_as_numbers(postgres_db):
