@@ -19,7 +19,12 @@ cannot learn to count from its samples, and there they were worth +0.7 and
 the same two shapes grown to 7-8k seeds, while on the large tasks they moved
 the blend by -0.7 to +0.6, on three binary tasks of 11-15k training seeds by
 -0.3 to +0.0, and on the one small regression task (about 100 airports) they
-cost most of its r2 (benchmarks/REPORT.md).
+cost most of its r2 (benchmarks/REPORT.md). ``auto`` also wants at least
+:obj:`MIN_RARER_PER_AGGREGATE` training seeds of the rarer class per
+aggregate, the one-in-ten rule of thumb for a regression's inputs: on a real
+database (Formula 1, a driver qualifies in the top three) 493 aggregates
+against 466 positive seeds cost the blend 1.0 point, and the shops have 18
+and 26 rarer seeds per aggregate.
 """
 from __future__ import annotations
 
@@ -41,6 +46,8 @@ BASELINE_FEATURES_KEY = "rdl_baseline_features"
 CLIP = 5.0
 # "auto" feeds the aggregates to binary tasks with fewer training seeds than this
 SMALL_TRAINING_SEEDS = 10_000
+# ...and at least this many training seeds of the rarer class per aggregate
+MIN_RARER_PER_AGGREGATE = 10
 
 
 class NoBaselineFeatures(ValueError):
@@ -75,6 +82,19 @@ def resolve_baseline_features(setting: bool | str, task_type: str,
     return True, (f"baseline_features auto: on ({num_train_seeds:,} training seeds of a binary "
                   f"task, fewer than {SMALL_TRAINING_SEEDS:,}); model.baseline_features: false "
                   "turns it off")
+
+
+def too_wide(labels: Tensor, width: int) -> str | None:
+    """For ``auto``: why ``width`` aggregates are too many for the binary
+    training ``labels`` (fewer than :obj:`MIN_RARER_PER_AGGREGATE` of the
+    rarer class per aggregate), or ``None`` when they are not."""
+    positives = int((labels > 0.5).sum())
+    rarer = min(positives, len(labels) - positives)
+    if rarer >= MIN_RARER_PER_AGGREGATE * width:
+        return None
+    return (f"baseline_features auto: off ({width:,} aggregates for {rarer:,} training seeds "
+            f"of the rarer class; on from {MIN_RARER_PER_AGGREGATE} per aggregate); "
+            "model.baseline_features: true turns it on")
 
 
 @dataclass

@@ -25,6 +25,7 @@ from rdl.train.baseline_features import (
     NoBaselineFeatures,
     check_baseline_features_setting,
     resolve_baseline_features,
+    too_wide,
 )
 from rdl.train.blend import BaselineBlend
 from rdl.train.checkpoint import CheckpointError, add_checksum, checked_weights
@@ -116,9 +117,10 @@ class RelationalTask(ChoicesAfterFit, L.LightningModule):
             seed (counts, sums and recencies per past window, at the seed's
             time) as an input beside its sampled subgraph (see
             :mod:`rdl.train.baseline_features`). ``"auto"``: on for binary
-            tasks with fewer than 10,000 training seeds, where it helped both
-            small shops of the benchmark; elsewhere it helped some tasks and
-            hurt others (benchmarks/REPORT.md). (default: :obj:`"auto"`)
+            tasks with fewer than 10,000 training seeds and at least 10 of
+            the rarer class per aggregate, where it helped both small shops
+            of the benchmark; elsewhere it helped some tasks and hurt others
+            (benchmarks/REPORT.md). (default: :obj:`"auto"`)
         seen_boost (float or str): Recommendation with seen items kept: how
             much more an entity's own past items count, as ``boost * log(1 +
             count)`` on top of the learned bonus. ``"auto"``: chosen when fit
@@ -207,9 +209,9 @@ class RelationalTask(ChoicesAfterFit, L.LightningModule):
         setting = self.hparams.get("baseline_features", False)
         train = datamodule.split_seeds("train")
         on, why = resolve_baseline_features(setting, task_type, len(train))
-        if why is not None:
-            rank_zero_info(why)
         if not on:
+            if why is not None:
+                rank_zero_info(why)
             return
         try:
             self.baseline_features, train.features = BaselineFeatures.fit(
@@ -221,6 +223,13 @@ class RelationalTask(ChoicesAfterFit, L.LightningModule):
                                          "to false or auto") from None
             rank_zero_info(f"baseline_features auto: off ({exc})")
             return
+        if setting == "auto":
+            crowded = too_wide(train.label, self.baseline_features.width)
+            if crowded is not None:
+                rank_zero_info(crowded)
+                self.baseline_features = train.features = None
+                return
+            rank_zero_info(why)
         rank_zero_info(f"baseline_features: {self.baseline_features.width} aggregates of "
                        "each seed feed the model")
 

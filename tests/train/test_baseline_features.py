@@ -18,11 +18,14 @@ from rdl.predict import Predictor
 from rdl.tasks import Task
 from rdl.testing.graphs import synthetic_graph
 from rdl.train import RelationalDataModule, RelationalTask
+import rdl.train.baseline_features as baseline_features_module
 from rdl.train.baseline_features import (
     CLIP,
+    MIN_RARER_PER_AGGREGATE,
     SMALL_TRAINING_SEEDS,
     BaselineFeatures,
     resolve_baseline_features,
+    too_wide,
 )
 from rdl.train.blend import seed_features
 from rdl.train.callbacks import TaskCheckpoint
@@ -62,9 +65,28 @@ def test_auto_feeds_them_to_small_binary_tasks_only():
         RelationalTask(baseline_features="yes")
 
 
-def test_auto_fits_them_on_a_small_binary_task_and_reads_older_checkpoints(tmp_path):
-    """The default on 400 seeds turns them on; a checkpoint written without
-    them (as before ``auto``) is tested and resumed as it was trained."""
+@pytest.mark.parametrize("positives, seeds, width", [
+    (466, 3726, 493), (1265, 6292, 49), (879, 4259, 49), (252, 824, 33), (5, 10, 1), (0, 10, 1),
+])
+def test_auto_wants_ten_of_the_rarer_class_per_aggregate(positives, seeds, width):
+    """Formula 1's top three (466 positives, 493 aggregates) is too wide, the small shops
+    are not; counted by brute force over the labels."""
+    labels = torch.zeros(seeds)
+    labels[torch.randperm(seeds)[:positives]] = 1.0
+    rarer = min(positives, seeds - positives)
+    why = too_wide(labels, width)
+    assert (why is None) == (rarer >= MIN_RARER_PER_AGGREGATE * width)
+    if why is not None:
+        assert why.startswith(f"baseline_features auto: off ({width:,} aggregates for "
+                              f"{rarer:,} training seeds of the rarer class")
+
+
+def test_auto_fits_them_on_a_small_binary_task_and_reads_older_checkpoints(tmp_path,
+                                                                          monkeypatch):
+    """The default on 400 seeds turns them on (their aggregates allowed to be many); a
+    checkpoint written without them (as before ``auto``) is tested and resumed as it was
+    trained."""
+    monkeypatch.setattr(baseline_features_module, "MIN_RARER_PER_AGGREGATE", 0)
     datamodule = RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2], batch_size=64,
                                       max_seeds=400, cache_dir=str(tmp_path / "cache"))
     assert len(datamodule.split_seeds("train")) < SMALL_TRAINING_SEEDS
@@ -100,6 +122,31 @@ def test_auto_fits_them_on_a_small_binary_task_and_reads_older_checkpoints(tmp_p
     with pytest.raises(ValueError, match="trained with model.baseline_features: false"):
         trainer(2).fit(RelationalTask(net={"channels": 8}, blend_baseline=False), datamodule,
                        ckpt_path=checkpoint.last_model_path)
+
+
+def test_auto_fits_without_them_where_the_aggregates_outnumber_the_rarer_labels(tmp_path,
+                                                                                caplog):
+    """400 planes, a few dozen flying to Chicago, against the baseline's aggregates of
+    planes: ``auto`` says so and fits without them; ``true`` keeps them."""
+    datamodule = RelationalDataModule("nycflights13", TASK, num_neighbors=[4, 2], batch_size=64,
+                                      max_seeds=400, cache_dir=str(tmp_path / "cache"))
+
+    def fit(module: RelationalTask) -> RelationalTask:
+        L.Trainer(max_epochs=1, logger=False, num_sanity_val_steps=0, limit_val_batches=0,
+                  enable_checkpointing=False, enable_progress_bar=False,
+                  enable_model_summary=False).fit(module, datamodule)
+        return module
+
+    with caplog.at_level("INFO"):
+        auto = fit(RelationalTask(net={"channels": 8}, blend_baseline=False))
+    assert auto.baseline_features is None and auto.model.seed_mlp is None
+    assert datamodule.split_seeds("train").features is None
+    assert "training seeds of the rarer class; on from 10 per aggregate" in caplog.text
+    forced = fit(RelationalTask(net={"channels": 8}, blend_baseline=False,
+                                baseline_features=True))
+    labels = datamodule.split_seeds("train").label
+    rarer = min(int(labels.sum()), len(labels) - int(labels.sum()))
+    assert rarer < MIN_RARER_PER_AGGREGATE * forced.baseline_features.width
 
 
 def test_auto_fits_without_them_where_the_baseline_gives_no_numeric_feature(
