@@ -116,7 +116,7 @@ def write_folder_atomically(path: str | Path, write: Callable[[Path], object]) -
             except OSError:
                 os.replace(old, path)
                 raise
-            shutil.rmtree(old, ignore_errors=True)
+            _remove(old)
         else:
             os.replace(new, path)
     except OSError as exc:
@@ -136,10 +136,15 @@ def remove_stale_temporaries(path: Path) -> None:
     cutoff = time.time() - STALE_SECONDS
     for tmp in path.parent.glob(f".{escape(path.name)}.*tmp"):
         try:
-            if tmp.stat().st_mtime < cutoff:
-                if tmp.is_dir():
-                    shutil.rmtree(tmp)
-                else:
-                    tmp.unlink()
+            if tmp.lstat().st_mtime < cutoff:
+                _remove(tmp)
         except FileNotFoundError:  # another process removed or renamed it
             pass
+
+
+def _remove(path: Path) -> None:
+    """Deletes a file, a link (not what it points to) or a folder."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)

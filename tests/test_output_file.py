@@ -86,3 +86,15 @@ def test_the_current_folder_is_not_swapped(tmp_path, monkeypatch):
     with pytest.raises(OutputFileError, match="cannot do to the current folder"):
         write_folder_atomically(".", lambda folder: None)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_linked_folder_is_replaced_and_what_it_points_to_kept(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (target / "keep.txt").write_text("keep")
+    link = tmp_path / "snapshot"
+    link.symlink_to(target)
+    write_folder_atomically(link, lambda folder: (folder / "new.txt").write_text("new"))
+    assert not link.is_symlink() and [p.name for p in link.iterdir()] == ["new.txt"]
+    assert [p.name for p in target.iterdir()] == ["keep.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "snapshot"]
