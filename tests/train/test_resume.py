@@ -15,8 +15,8 @@ import pytest
 from rdl.testing.cli import CONFIGS, QUICK, rdl
 from rdl.train.runs import checkpoint_step
 
-STEPS = 30  # optimizer steps per epoch (data.min_steps_per_epoch; 1,000 seeds of 64 are 16)
-EVERY = 7   # checkpoint.every_n_steps: 7, 14, ... 35, 42: never at an epoch's end
+STEPS = 45  # optimizer steps per epoch (data.min_steps_per_epoch; 1,000 seeds of 64 are 16)
+EVERY = 7   # checkpoint.every_n_steps: 7, 14, ... 84: never at an epoch's end
 FIT = ["fit", "--config", str(CONFIGS / "flights_to_ord.yaml"), *QUICK, "--data.max_seeds", "1000",
        "--data.batch_size", "64", "--data.min_steps_per_epoch", str(STEPS),
        "--checkpoint.every_n_steps", str(EVERY), "--trainer.log_every_n_steps", "1",
