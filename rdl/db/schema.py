@@ -419,7 +419,9 @@ def check_schema_names(
             )
     for name, ov in overrides.tables.items():
         cols = columns_by_table[name]
-        named: list[str] = list(ov.drop_columns)  # stypes may name a struct's fields
+        # A stype may name a struct's field (column.field), checked once the struct is read.
+        named: list[str] = list(ov.drop_columns) + [
+            c for c in ov.stypes if c.split(".")[0] not in cols]
         if isinstance(ov.primary_key, str):
             named.append(ov.primary_key)
         elif isinstance(ov.primary_key, tuple):
@@ -432,12 +434,6 @@ def check_schema_names(
             named.append(ov.time_column.foreign_key)
         for col in named:
             if col not in cols:
-                raise SchemaError(
-                    f"{overrides.path}: table {name!r} has no column {col!r}; "
-                    f"its columns are {cols}."
-                )
-        for col in ov.stypes:
-            if col not in cols and col.split(".")[0] not in cols:
                 raise SchemaError(
                     f"{overrides.path}: table {name!r} has no column {col!r}; "
                     f"its columns are {cols}."
