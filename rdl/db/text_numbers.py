@@ -7,7 +7,16 @@ turn a quantity into thousands of categories. rdl instead reads a text
 feature column as numbers when at least :data:`MIN_NUMERIC_SHARE` of its
 values are numbers: the common spellings of NULL (:data:`NULL_SPELLINGS`)
 become NULL, and every other value that is not a number becomes NULL and is
-counted in ``db.issues`` with examples and the first row it is in. A column
+counted in ``db.issues`` with examples and the first row it is in. Durations
+and times of day written on a clock (a lap of ``1:26.572``, a race of
+``1:34:50.616``, ``06:00:00``) count as numbers too, in seconds, as SQL's
+typed ``TIME`` and ``INTERVAL`` columns are read: as text each value would be
+a category of its own. A clock's minutes and seconds are two digits under 60,
+so a football score (``2:1``) or a ratio (``16:9``) stays text. So do
+amounts as spreadsheets write them: a currency sign, a percent sign and
+thousands grouped by commas are dropped (``$1,007.99`` is 1007.99, ``45%``
+is 45, ``€5`` is 5), while a decimal comma (``12,5``) stays a stray value,
+as a comma between one and two digits cannot be told from grouping. A column
 that is mostly text is left as text, and so is one named as an id or a code
 (:func:`~rdl.db.stypes.label_named`): a zip code column of US numbers and a
 few Canadian codes (MovieLens' users) keeps ``T8H1N`` and ``01002`` as they
@@ -29,6 +38,11 @@ NULL_SPELLINGS = ("", "NA", "N/A", "n/a", "#N/A", "null", "NULL", "Null",
 # twenty at most, so that a text column that merely holds some numbers
 # (codes, sizes like "10", "XL") stays text.
 MIN_NUMERIC_SHARE = 0.95
+# [sign] [hours:] minutes : seconds [.fraction], minutes and seconds of a clock
+_CLOCK = r"^(?P<sign>[+-]?)(?:(?P<h>\d+):)??(?P<m>\d+):(?P<s>[0-5]\d)(?P<frac>\.\d+)?$"
+# [sign] [currency] digits, grouped by commas or not, [.fraction] [% or currency]
+_AMOUNT = (r"^(?P<sign>[+-]?)\s*[$€£¥₹]?\s*(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.?\d+)"
+           r"\s*(?:%|[$€£¥₹])?$")
 _SAMPLE = 1000  # values looked at first, so that text columns are skipped fast
 _EXAMPLES = 3
 
@@ -78,8 +92,33 @@ def _parse(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     stripped = text.str.strip()
     null = stripped.isna() | stripped.isin(NULL_SPELLINGS)
     numbers = pd.to_numeric(stripped.where(~null), errors="coerce").astype("float64")
+    unread = ~null & numbers.isna()
+    if unread.any():
+        numbers = numbers.fillna(_clock_seconds(stripped[unread]))
+        numbers = numbers.fillna(_amounts(stripped[unread]))
     numbers = numbers.where(np.isfinite(numbers))
     return numbers, ~null & numbers.isna()
+
+
+def _clock_seconds(text: pd.Series) -> pd.Series:
+    """Values written on a clock (see :data:`_CLOCK`) as seconds, NULL for
+    the rest. With hours the minutes must be two digits under 60 too."""
+    parts = text.str.extract(_CLOCK)
+    hours = pd.to_numeric(parts["h"]).fillna(0)
+    minutes = pd.to_numeric(parts["m"])
+    clock = parts["h"].isna() | ((parts["m"].str.len() == 2) & (minutes < 60))
+    seconds = (hours * 3600 + minutes * 60 + pd.to_numeric(parts["s"])
+               + pd.to_numeric(parts["frac"]).fillna(0))
+    seconds = seconds.where(parts["sign"] != "-", -seconds)
+    return seconds.where(clock).astype("float64")
+
+
+def _amounts(text: pd.Series) -> pd.Series:
+    """Values written as amounts (see :data:`_AMOUNT`) as numbers, NULL for
+    the rest."""
+    parts = text.str.extract(_AMOUNT)
+    value = pd.to_numeric(parts["digits"].str.replace(",", "", regex=False))
+    return value.where(parts["sign"] != "-", -value).astype("float64")
 
 
 def _without_null_spellings(series: pd.Series) -> pd.Series:

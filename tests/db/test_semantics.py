@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import rdl
 from rdl.db.schema import TimeColumn
 from rdl.db.stypes import infer_stype
+from rdl.db.text_numbers import recover_numbers
 from rdl.db.times import looks_like_dates, parse_times, pick_time_column
 
 
@@ -205,3 +206,70 @@ def test_codes_with_a_few_letters_keep_their_text(tmp_path):
     assert [(i.column, i.count) for i in db.issues if i.kind == "unparseable_number"] == [
         ("age", 1)]
     assert users.stypes["age"] == "numerical" and pd.isna(users.df["age"][2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "+", "-"]), st.integers(0, 30),
+                          st.integers(0, 59), st.integers(0, 59), st.integers(0, 999),
+                          st.booleans()), min_size=1, max_size=30))
+def test_durations_written_on_a_clock_are_seconds(clocks):
+    """`1:26.572`, `01:34:50.616`, `-0:30`: text on a clock is read as the seconds it
+    spells, as a typed TIME or INTERVAL column is."""
+    text, seconds = [], []
+    for sign, hours, minutes, secs, millis, with_hours in clocks:
+        head = f"{hours}:{minutes:02d}" if with_hours else str(minutes)
+        text.append(f"{sign}{head}:{secs:02d}.{millis:03d}")
+        value = hours * 3600 * with_hours + minutes * 60 + secs + millis / 1000
+        seconds.append(-value if sign == "-" else value)
+    df = pd.DataFrame({"lap": text})
+    assert recover_numbers("laps", df, ["lap"], {}) == []
+    assert df["lap"].dtype == "float64"
+    np.testing.assert_allclose(df["lap"].to_numpy(), seconds, rtol=0, atol=1e-9)
+
+
+def test_laps_and_race_times_are_numbers_and_scores_stay_text(tmp_path):
+    """Formula 1's results: a lap time per driver and the winner's race time beside the
+    others' gaps are quantities; a match's score and an aspect ratio are not clocks."""
+    laps = [f"1:{20 + i % 30:02d}.{i:03d}" for i in range(40)]
+    race = ["1:34:50.616"] + [f"+{i}.{i:03d}" for i in range(1, 39)] + ["\\N"]
+    pd.DataFrame({"result_id": range(40), "fastest_lap": laps, "time": race,
+                  "score": [f"{i % 4}:{i % 3}" for i in range(40)],
+                  "ratio": ["16:9", "4:3"] * 20}).to_csv(tmp_path / "results.csv", index=False)
+    db = rdl.connect(tmp_path)
+    results = db["results"]
+    assert results.stypes["fastest_lap"] == results.stypes["time"] == "numerical"
+    assert results.df["fastest_lap"][1] == pytest.approx(81.001)
+    assert results.df["time"][0] == pytest.approx(5690.616)
+    assert results.df["time"][2] == pytest.approx(2.002) and pd.isna(results.df["time"][39])
+    assert results.stypes["score"] == results.stypes["ratio"] == "categorical"
+    assert results.df["score"][5] == "1:2"
+    assert [i for i in db.issues if i.kind == "unparseable_number"] == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "-"]), st.sampled_from(["$", "€", "£", ""]),
+                          st.integers(0, 10**9), st.integers(0, 99), st.booleans(),
+                          st.booleans()), min_size=1, max_size=30))
+def test_amounts_as_spreadsheets_write_them_are_numbers(amounts):
+    """`$1,007.99`, `-€5`, `45%`: the signs and the grouping commas go, the number stays."""
+    text, values = [], []
+    for sign, currency, whole, cents, grouped, percent in amounts:
+        digits = f"{whole:,}" if grouped else str(whole)
+        text.append(f"{sign}{currency}{digits}.{cents:02d}{'%' if percent else ''}")
+        values.append((-1 if sign else 1) * (whole + cents / 100))
+    df = pd.DataFrame({"paid": text})
+    assert recover_numbers("sales", df, ["paid"], {}) == []
+    np.testing.assert_allclose(df["paid"].to_numpy(), values, rtol=1e-12)
+
+
+def test_a_decimal_comma_is_not_taken_for_grouping(tmp_path):
+    """`12,5` and `1,25` cannot be grouped thousands: counted as stray values, never read
+    as 125; `1,250` is grouping, as spreadsheets in English write it."""
+    paid = [f"${i}.50" for i in range(97)] + ["12,5", "1,25", "$1,250"]
+    pd.DataFrame({"sale_id": range(100), "paid": paid}).to_csv(tmp_path / "s.csv", index=False)
+    db = rdl.connect(tmp_path)
+    assert db["s"].stypes["paid"] == "numerical"
+    assert db["s"].df["paid"][:3].tolist() == [0.5, 1.5, 2.5] and db["s"].df["paid"][99] == 1250
+    assert db["s"].df["paid"][97:99].isna().all()
+    [issue] = [i for i in db.issues if i.kind == "unparseable_number"]
+    assert (issue.column, issue.count) == ("paid", 2) and "'12,5', '1,25'" in issue.message
