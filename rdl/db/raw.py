@@ -72,8 +72,10 @@ def read_frame(
 ) -> tuple[pd.DataFrame, list[DataIssue]]:
     """Reads ``columns`` of a table (see :meth:`Source.read`) as pandas.
 
-    Binary columns (BLOBs) have no feature meaning and are dropped with a
-    note (all-NULL columns are judged later, as features); decimals become
+    Rows empty in every column read (the blank lines a spreadsheet saved as
+    CSV leaves below its data) are dropped and counted. Binary columns
+    (BLOBs) have no feature meaning and are dropped with a note (all-NULL
+    columns are judged later, as features); decimals become
     float64; integer columns with NULLs become nullable ``Int64`` rather than
     float, so that keys keep their values exactly; dates become datetime
     objects, or ``datetime64`` when there are no rows (an empty column of
@@ -81,11 +83,12 @@ def read_frame(
     Columns are converted one at a time and each Arrow column is freed as
     soon as pandas has it, so a table never needs twice its size.
     """
-    data = source.read(info, columns, bound, limit)
+    data, issues = _without_empty_rows(info.name, source.read(info, columns, bound, limit))
     pool = pa.default_memory_pool()
     pool.release_unused()  # Arrow's allocator keeps freed pages (e.g. the reader's) otherwise
     num_rows = data.num_rows
-    data, issues = _usable_columns(info, data)
+    data, found = _usable_columns(info, data)
+    issues.extend(found)
     converted = {}
     while data.num_columns:  # one column at a time, each freed once pandas has it
         # via a one-column table: pandas gets its own writable copy, not a view of Arrow's
@@ -99,6 +102,23 @@ def read_frame(
     if not converted:
         return pd.DataFrame(index=range(num_rows)), issues
     return pd.DataFrame(converted, copy=False), issues
+
+
+def _without_empty_rows(name: str, data: pa.Table) -> tuple[pa.Table, list[DataIssue]]:
+    """``data`` without its rows that are NULL in every column, and an issue
+    counting them: kept, each would be a node of nothing but missing values."""
+    if not data.num_columns or not data.num_rows:
+        return data, []
+    empty = pc.is_null(data.column(0))
+    for column in data.columns[1:]:
+        empty = pc.and_(empty, pc.is_null(column))
+    count = pc.sum(empty).as_py() or 0
+    if not count:
+        return data, []
+    return data.filter(pc.invert(empty)), [DataIssue(
+        "empty_row", name, None, count, "rows dropped",
+        "row with no value in any column (such as the blank lines below a spreadsheet's "
+        "data that a CSV export keeps as commas)")]
 
 
 def _usable_columns(info: TableInfo, data: pa.Table) -> tuple[pa.Table, list[DataIssue]]:

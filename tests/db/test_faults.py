@@ -19,6 +19,7 @@ import sqlalchemy as sa
 import rdl
 from rdl.db import SourceError
 from rdl.db import sql_source
+from rdl.db.schema_guess import guess_keys
 from rdl.db.sql_source import SQLSource
 from rdl.testing.files import write_sqlite
 
@@ -117,6 +118,40 @@ def test_same_rule_for_numbers_stored_as_text_in_other_sources(tmp_path, writer)
     assert db["t"].stypes == {"amount": "numerical", "name": "categorical"}
     assert db["t"].df["amount"][5:7].isna().all()
     assert issues_of(db, "unparseable_number") == [("t", "amount", 1)]
+
+
+# -- empty rows -----------------------------------------------------------------
+
+def test_blank_spreadsheet_lines_are_dropped_and_counted(tmp_path):
+    """A sheet saved as CSV keeps the blank lines below its data as commas (`,,,\\r\\n`;
+    Olist's tables in one public copy: 10,000 orders over 89,442 such lines). Kept, each
+    would be a node of missing values and hide the keys: the id column, NULL on every blank
+    line, would not be unique."""
+    folder = tmp_path / "f"
+    folder.mkdir()
+    lines = ["order_id,customer,placed,total"]
+    lines += [f"o{i},c{i % 7},2024-01-{1 + i % 28:02d},{i}.5" for i in range(40)]
+    lines += [",,,"] * 25 + ["o40,c0,2024-02-01,1.0"] + [",,,"] * 3
+    (folder / "orders.csv").write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    db = rdl.connect(folder)
+    assert len(db["orders"].df) == 41 and db["orders"].df["total"].notna().all()
+    assert issues_of(db, "empty_row") == [("orders", None, 28)]
+    assert db["orders"].time_column == "placed"
+    assert guess_keys(db).primary_keys == {"orders": "order_id"}
+
+
+@pytest.mark.parametrize("writer", ["sqlite", "parquet"])
+def test_rows_null_in_every_column_are_dropped_from_any_source(tmp_path, writer):
+    df = pd.DataFrame({"id": [1.0, None, 3.0, None], "name": ["a", None, "c", "d"]})
+    if writer == "sqlite":
+        source = write_sqlite(tmp_path / "t.db", {"t": df}, "CREATE TABLE t (id INTEGER, name TEXT)")
+    else:
+        (tmp_path / "p").mkdir()
+        df.to_parquet(tmp_path / "p" / "t.parquet", index=False)
+        source = tmp_path / "p"
+    db = rdl.connect(source)
+    assert db["t"].df["name"].tolist() == ["a", "c", "d"]  # the row with a name stays
+    assert issues_of(db, "empty_row") == [("t", None, 1)]
 
 
 # -- empty tables ---------------------------------------------------------------
