@@ -21,6 +21,8 @@ from torch_frame import NAStrategy, stype
 from torch_frame.data.stats import StatType
 from torch_frame.nn.encoder.stype_encoder import StypeEncoder
 
+from rdl.nn.trained_categories import TrainedCategories
+
 STYPES = ("numerical", "categorical", "multicategorical", "timestamp", "embedding")
 
 
@@ -41,12 +43,17 @@ class LinearEncoder(frame_nn.LinearEncoder):
         return feat.unsqueeze(-1) * self.weight + self.bias
 
 
-class EmbeddingEncoder(frame_nn.EmbeddingEncoder):
+class EmbeddingEncoder(TrainedCategories, frame_nn.EmbeddingEncoder):
     r""":class:`torch_frame.nn.EmbeddingEncoder`; category ``-1`` (missing) maps
-    to the zero padding embedding."""
+    to the zero padding embedding, and so, outside training, does a category
+    no training batch held (:mod:`rdl.nn.trained_categories`)."""
+
+    def init_modules(self) -> None:
+        super().init_modules()
+        self.init_trained()
 
     def encode_forward(self, feat: Tensor, col_names: list[str] | None = None) -> Tensor:
-        return self.emb(torch.where(feat < 0, 0, feat + self.offset + 1))
+        return self.emb(self.trained_index(torch.where(feat < 0, 0, feat + self.offset + 1)))
 
 
 class TimestampEncoder(frame_nn.TimestampEncoder):
@@ -84,10 +91,11 @@ class LinearEmbeddingEncoder(frame_nn.LinearEmbeddingEncoder):
         return torch.stack(outs, dim=1) + self.biases
 
 
-class MultiCategoricalEmbeddingEncoder(StypeEncoder):
+class MultiCategoricalEmbeddingEncoder(TrainedCategories, StypeEncoder):
     r"""Mean of the category embeddings of each multicategorical cell, like
     :class:`torch_frame.nn.MultiCategoricalEmbeddingEncoder` (one table for
-    all columns, row ``0`` the zero padding). Reads ``(values, bag, weight,
+    all columns, row ``0`` the zero padding, which outside training a category
+    no training batch held reads too). Reads ``(values, bag, weight,
     num_rows)`` from :class:`~rdl.nn.PackedBatch`."""
 
     supported_stypes = {stype.multicategorical}
@@ -97,6 +105,7 @@ class MultiCategoricalEmbeddingEncoder(StypeEncoder):
         sizes = [len(stats[StatType.MULTI_COUNT][0]) for stats in self.stats_list]
         self.emb = torch.nn.Embedding(sum(sizes) + 1, self.out_channels, padding_idx=0)
         self.register_buffer("offset", torch.tensor([0, *sizes[:-1]]).cumsum(0))
+        self.init_trained()
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -107,7 +116,8 @@ class MultiCategoricalEmbeddingEncoder(StypeEncoder):
                        col_names: list[str] | None = None) -> Tensor:
         values, bag, weight, num_rows = feat
         num_cols = self.offset.numel()
-        index = torch.where(values < 0, 0, values + self.offset[bag % num_cols] + 1)
+        index = self.trained_index(
+            torch.where(values < 0, 0, values + self.offset[bag % num_cols] + 1))
         out = values.new_zeros((num_rows * num_cols, self.out_channels), dtype=torch.float32)
         out = out.index_add(0, bag, self.emb(index) * weight.unsqueeze(-1))
         return out.view(num_rows, num_cols, self.out_channels)

@@ -23,6 +23,7 @@ from torch_frame.nn.conv import FTTransformerConvs
 from torch_frame.nn.models.resnet import FCResidualBlock
 
 from rdl.nn.stype_encoders import STYPES, StypeWiseFeatureEncoder, check_stypes, num_columns
+from rdl.nn.trained_categories import TrainedCategories
 
 ENCODERS = ("mlp", "resnet", "fttransformer")
 
@@ -42,18 +43,22 @@ class _Numerical(torch.nn.Module):
         return self.lin(torch.cat([x, (~finite).to(x.dtype)], dim=1))
 
 
-class CategoricalTerm(torch.nn.Module):
+class CategoricalTerm(TrainedCategories, torch.nn.Module):
     """Categorical columns -> the sum of their category embeddings, a missing
-    code (-1) adding nothing: ``[rows, columns] -> [rows, channels]``."""
+    code (-1) adding nothing, nor, outside training, a category no training
+    batch held (:mod:`rdl.nn.trained_categories`):
+    ``[rows, columns] -> [rows, channels]``."""
 
     def __init__(self, stats: list[dict], channels: int):
         super().__init__()
         sizes = [len(s[StatType.COUNT][0]) for s in stats]
         self.register_buffer("offset", torch.tensor([0, *sizes[:-1]]).cumsum(0))
         self.emb = Embedding(sum(sizes) + 1, channels, padding_idx=0)
+        self.init_trained()
 
     def forward(self, feat: Tensor) -> Tensor:
-        return self.emb(torch.where(feat < 0, 0, feat + self.offset + 1)).sum(dim=1)
+        return self.emb(self.trained_index(torch.where(feat < 0, 0, feat + self.offset + 1))
+                        ).sum(dim=1)
 
 
 class _MultiCategorical(CategoricalTerm):
@@ -63,7 +68,8 @@ class _MultiCategorical(CategoricalTerm):
 
     def forward(self, values: Tensor, bag: Tensor, weight: Tensor, num_rows: int) -> Tensor:
         num_cols = self.offset.numel()
-        index = torch.where(values < 0, 0, values + self.offset[bag % num_cols] + 1)
+        index = self.trained_index(
+            torch.where(values < 0, 0, values + self.offset[bag % num_cols] + 1))
         out = weight.new_zeros((num_rows, self.emb.embedding_dim))
         return out.index_add(0, torch.div(bag, num_cols, rounding_mode="floor"),
                              self.emb(index) * weight.unsqueeze(-1))

@@ -16,6 +16,7 @@ from torch_geometric.utils import to_dense_batch
 from rdl.graph import safe_name
 from rdl.nn import GraphSpec, ModelSettings, RelationalModel, compile_model
 from rdl.nn.settings import settings_names
+from rdl.nn.trained_categories import share_trained_categories
 from rdl.tasks import task_types as types
 from rdl.tasks.history import describe_exclude_seen, resolve_exclude_seen
 from rdl.train.after_fit import ChoicesAfterFit
@@ -440,6 +441,10 @@ class RelationalTask(ChoicesAfterFit, L.LightningModule):
         self.log("train_seeds", float(batch.num_seeds), reduce_fx="sum", on_step=False,
                  on_epoch=True, sync_dist=True, batch_size=batch.num_seeds)
         return loss
+
+    def on_train_batch_end(self, outputs, batch: LabeledBatch, batch_idx: int) -> None:
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            share_trained_categories(self.model)
 
     def on_train_epoch_start(self) -> None:
         self._epoch_started = time.perf_counter()

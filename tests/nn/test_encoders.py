@@ -8,6 +8,7 @@ import torch
 import torch_frame
 import torch_frame.nn as frame_nn
 from torch_frame import stype
+from torch_frame.data.stats import StatType
 
 from rdl.nn import BatchPacker, FusedRowEncoder, HeteroEncoder, RelationalModel
 from rdl.nn.stype_encoders import (
@@ -18,7 +19,7 @@ from rdl.nn.stype_encoders import (
     StypeWiseFeatureEncoder,
     TimestampEncoder,
 )
-from rdl.nn.table_encoders import FrameRowEncoder
+from rdl.nn.table_encoders import CategoricalTerm, FrameRowEncoder
 from rdl.testing.graphs import sample_batches, synthetic_graph
 
 C = 8
@@ -59,6 +60,39 @@ def test_stype_encoders_match_pytorch_frame(shop, ours, theirs, table, st):
     torch.testing.assert_close(ours(plain), theirs(feat), atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("make", [
+    lambda stats: EmbeddingEncoder(C, stats, stype.categorical),  # resnet, fttransformer
+    lambda stats: CategoricalTerm(stats, C),  # the default row encoder's
+])
+def test_categories_no_training_batch_held_read_as_missing_outside_training(make):
+    """Categories 0-4 of a column: training sees 1 and 3 (and a missing value); in
+    evaluation 1 and 3 keep their embeddings, the never-trained 0, 2 and 4 read as missing
+    (the zero padding), as does a missing value."""
+    stats = [{StatType.COUNT: (list("abcde"), [1] * 5)}]
+
+    def encode(encoder, codes):
+        return encoder(torch.tensor(codes).unsqueeze(1)).reshape(len(codes), C)
+
+    encoder = make(stats)
+    embeddings = encoder.emb.weight[1:6]
+    every = [0, 1, 2, 3, 4, -1]
+    encoder.train()
+    torch.testing.assert_close(encode(encoder, [1, 3, -1, 3])[[0, 1, 3]],
+                               embeddings[[1, 3, 3]])
+    encoder.eval()
+    got = encode(encoder, every)
+    torch.testing.assert_close(got[[1, 3]], embeddings[[1, 3]])
+    assert got[[0, 2, 4, 5]].abs().sum() == 0
+
+    restored = make(stats).eval()
+    restored.load_state_dict(encoder.state_dict())
+    torch.testing.assert_close(encode(restored, every), got)
+    before = {k: v for k, v in encoder.state_dict().items() if k != "trained"}
+    older = make(stats).eval()
+    older.load_state_dict(before)  # a checkpoint from before the mask read every category
+    torch.testing.assert_close(encode(older, every)[:5], embeddings)
+
+
 def test_multicategorical_encoder_matches_pytorch_frame_mean_bags(shop):
     tf = shop["items"].tf
     stats = [shop.col_stats_dict["items"][c] for c in tf.col_names_dict[stype.multicategorical]]
@@ -96,6 +130,35 @@ def test_nan_and_inf_never_reach_the_loss(shop, batch, encoder):
     assert torch.isfinite(loss)
     for name, p in model.named_parameters():
         assert p.grad is None or torch.isfinite(p.grad).all(), name
+
+
+@pytest.mark.parametrize("encoder", ["mlp", "resnet"])
+def test_embeddings_training_never_read_cannot_move_an_evaluation(shop, encoder):
+    """A model trained on one batch, evaluated on another: rewriting every category's
+    embedding that training never read leaves the evaluation as it is, rewriting those
+    it read does not."""
+    torch.manual_seed(0)
+    packer = BatchPacker(shop.metadata(), "transactions", 2, dynamic=False)
+    trained_on, evaluated = sample_batches(shop, "transactions", [8, 64], [3, 3],
+                                           transform=packer)
+    model = RelationalModel(shop, seed_type="transactions", task_type="regression",
+                            channels=C, encoder=encoder, temporal_stats=False)
+    model.train()
+    model(trained_on)
+    model.eval()
+    before = model(evaluated)
+    tables = [m for m in model.modules() if hasattr(m, "trained")]
+    assert tables and any(int((~m.trained[1:]).sum()) for m in tables)
+    with torch.no_grad():
+        for m in tables:
+            never = ~m.trained
+            never[0] = False  # row 0: the missing value's padding, not a category
+            m.emb.weight[never] = 100.0
+    torch.testing.assert_close(model(evaluated), before)
+    with torch.no_grad():
+        for m in tables:
+            m.emb.weight[m.trained] += torch.randn_like(m.emb.weight[m.trained])
+    assert not torch.allclose(model(evaluated), before)
 
 
 def test_tables_without_features_get_a_learned_vector(shop, batch):

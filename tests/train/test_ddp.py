@@ -182,3 +182,18 @@ def test_ddp_predictions_are_one_file_equal_to_one_process(runs):
     two = pd.read_parquet(runs["check"] / "two.parquet")
     assert len(one) == SEEDS and one["tailnum"].is_unique
     pd.testing.assert_frame_equal(one, two, atol=1e-6, rtol=0)
+
+
+def test_ddp_marks_the_categories_every_process_trained(runs):
+    """Both runs train on the same seeds, so on the same categories: the DDP
+    checkpoint must mark what either process's half-batches held, although DDP
+    copies process 0's buffers to the other before every step."""
+    def trained(run: Path) -> dict[str, torch.Tensor]:
+        state = torch.load(run / "runs/version_0/checkpoints/last.ckpt",
+                           weights_only=True)["state_dict"]
+        return {k: v for k, v in state.items() if k.endswith(".trained")}
+    one, two = trained(runs["single"]), trained(runs["ddp"])
+    assert one and one.keys() == two.keys()
+    assert sum(int(v.sum()) for v in one.values()) > 0
+    for name, marks in one.items():
+        assert torch.equal(marks, two[name]), name
