@@ -29,17 +29,25 @@ class StepWeights(L.Callback):
     def __init__(self) -> None:
         self.steps: list[dict[str, torch.Tensor]] = []
         self.validated: list[dict[str, torch.Tensor]] = []
+        self.marks: list[dict[str, torch.Tensor]] = []  # categories trained, after each step
+        self.validated_marks: list[dict[str, torch.Tensor]] = []
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         self.steps.append(_parameters(pl_module))
+        self.marks.append(_marks(pl_module))
 
     def on_validation_batch_start(self, trainer, pl_module, batch, batch_idx, *_) -> None:
         if batch_idx == 0 and not trainer.sanity_checking:
             self.validated.append(_parameters(pl_module))
+            self.validated_marks.append(_marks(pl_module))
 
 
 def _parameters(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {name: p.detach().clone() for name, p in module.named_parameters()}
+
+
+def _marks(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {name: b.clone() for name, b in module.named_buffers() if name.endswith("trained")}
 
 
 def by_hand(steps: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -98,6 +106,26 @@ def test_last_ckpt_keeps_both_and_training_went_on_unaveraged(averaged):
     best = torch.load(checkpoint.best_model_path, weights_only=True)
     assert_close(checked_weights(best), by_hand(spy.steps[:(best["epoch"] + 1) * STEPS]))
     assert_close(module.state_dict(), checked_weights(best))  # fit ends on the best weights
+
+
+def test_the_average_reads_the_categories_training_read(averaged):
+    """Validation and the checkpoints read the average's buffers (Lightning swaps and saves
+    them with its weights); they must mark the categories training read (torch's
+    AveragedModel copies buffers it does not average at every update), or the average
+    would read them as never trained (rdl.nn.trained_categories)."""
+    module, checkpoint, spy = averaged
+    assert len(spy.validated_marks) == 2 and sum(int(m.sum()) for m in spy.marks[0].values())
+    for epoch, seen in enumerate(spy.validated_marks):
+        assert_equal(seen, spy.marks[(epoch + 1) * STEPS - 1])
+    best = torch.load(checkpoint.best_model_path, weights_only=True)
+    assert_equal(checked_weights(best), spy.marks[(best["epoch"] + 1) * STEPS - 1])
+    assert_equal(checked_weights(torch.load(checkpoint.last_model_path, weights_only=True)),
+                 spy.marks[-1])
+
+
+def assert_equal(got: dict, marks: dict) -> None:
+    for name, want in marks.items():
+        assert torch.equal(got[name], want), name
 
 
 def test_a_flipped_training_weight_is_a_corrupt_checkpoint(averaged):
