@@ -93,9 +93,11 @@ def _parse(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     null = stripped.isna() | stripped.isin(NULL_SPELLINGS)
     numbers = pd.to_numeric(stripped.where(~null), errors="coerce").astype("float64")
     unread = ~null & numbers.isna()
-    if unread.any():
-        numbers = numbers.fillna(_clock_seconds(stripped[unread]))
-        numbers = numbers.fillna(_amounts(stripped[unread]))
+    for read_as in (_clock_seconds, _amounts):  # each on what is still unread
+        if not unread.any():
+            break
+        numbers = numbers.fillna(read_as(stripped[unread]))
+        unread &= numbers.isna()
     numbers = numbers.where(np.isfinite(numbers))
     return numbers, ~null & numbers.isna()
 
