@@ -11,9 +11,10 @@ from rdl.db.database import METADATA_FILE, Database, dropped_features
 from rdl.db.duckdb_source import DuckDBSource, duckdb_path
 from rdl.db.folder_source import FolderSource
 from rdl.db.implied import implied_frame
+from rdl.db.inherited_keys import inherit_keys
 from rdl.db.issues import DataIssue, SchemaError, SourceError, relative_path_note
 from rdl.db.keys import (
-    foreign_key_column, resolve_foreign_key, resolve_primary_key, tidy_key_dtype,
+    foreign_key_column, parents_first, resolve_foreign_key, resolve_primary_key, tidy_key_dtype,
 )
 from rdl.db.text_numbers import recover_numbers
 from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bound
@@ -222,6 +223,7 @@ def build_database(
         specs[name] = TimeColumn(times[name]) if times[name] else None
         keys[name], key_columns[name] = implied.key, (implied.key,)
         foreign_keys[name], unlinked[name] = [], set()
+    inherit_keys(overrides, frames, foreign_keys, keys, key_columns)
     issues = source.issues + issues
     links: dict[str, dict[str, str]] = {name: {} for name in frames}
     for name in frames:
@@ -320,15 +322,10 @@ def _inherited_key(name: str, spec: InheritedTime, keys: list[ForeignKey]) -> Fo
 def _parents_first(inherited: dict[str, tuple[InheritedTime, ForeignKey]]) -> list[str]:
     """The tables that take their parent's time, each after its parent when
     the parent takes its own from another."""
-    order: list[str] = []
-    while len(order) < len(inherited):
-        ready = [name for name, (_, fk) in inherited.items() if name not in order
-                 and (fk.table not in inherited or fk.table in order)]
-        if not ready:
-            cycle = sorted(set(inherited) - set(order))
-            raise SchemaError(f"Tables {cycle} take their time from each other "
-                              "(time_column: {from: ...}); one of them needs a time of its own.")
-        order.extend(ready)
+    order, cycle = parents_first({name: {fk.table} for name, (_, fk) in inherited.items()})
+    if cycle:
+        raise SchemaError(f"Tables {cycle} take their time from each other "
+                          "(time_column: {from: ...}); one of them needs a time of its own.")
     return order
 
 

@@ -54,6 +54,20 @@ def resolve_primary_key(
     return df, SURROGATE_KEY, issues
 
 
+def parents_first(parents: dict[str, set[str]]) -> tuple[list[str], list[str]]:
+    """The tables of ``parents`` (table -> the tables it takes something from),
+    each after those of its parents that are keys of ``parents`` too; and apart,
+    sorted, the tables left over because they take from each other."""
+    order: list[str] = []
+    while len(order) < len(parents):
+        ready = [name for name, named in parents.items() if name not in order
+                 and all(p not in parents or p in order for p in named)]
+        if not ready:
+            return order, sorted(set(parents) - set(order))
+        order.extend(ready)
+    return order, []
+
+
 def foreign_key_column(fk: ForeignKey) -> str:
     """Name of the column that holds the resolved reference."""
     return fk.columns[0] if len(fk.columns) == 1 else "+".join(fk.columns)

@@ -25,6 +25,8 @@ Example::
         primary_key: [origin, time_hour]
       invoice_lines:
         time_column: {from: invoice_id}   # each line at its invoice's time
+        foreign_keys:
+          customer_id: {from: invoice_id}   # the customer of its invoice
     implied_tables:                      # tables the data names but does not hold
       users: events.user_id              # one row per user_id, from its first event on
       items: [events.item_id, ratings.item_id]
@@ -32,6 +34,14 @@ Example::
 A declared value always wins over what the database reflects. ``foreign_keys``
 entries replace reflected keys on the same columns; ``column: null`` removes a
 reflected key. ``time_column: null`` declares a table static.
+
+A key taken from a parent (``customer_id: {from: invoice_id}``) gives a table
+a foreign key it does not hold: each row gets the ``customer_id`` of the
+``invoices`` row its ``invoice_id`` names, a key to wherever that column
+points. Order lines then link to their customer, so a task can predict an
+invoice line's items per customer (``LIST_DISTINCT(invoice_lines.product_id,
+...) FOR EACH customers.customer_id``) and the model reaches the lines in one
+hop. ``{from: invoice_id, column: buyer}`` takes the parent's ``buyer`` column.
 
 A time column in ``year``, ``month`` or ``day`` units stands for a whole
 period. ``at: start`` (the default) places each row at the period's first
@@ -142,12 +152,29 @@ class InheritedTime:
         return f"{self.foreign_key}.time"
 
 
+@dataclass(frozen=True)
+class InheritedKey:
+    r"""A foreign key taken from a parent table: each row gets the value of
+    the parent's foreign key column :obj:`column` in the row that its own
+    foreign key :obj:`through` names (an invoice line, its invoice's
+    customer). The new column is a key to the table :obj:`column` points at.
+
+    Args:
+        through: The table's own one-column foreign key to the parent.
+        column: The parent's one-column foreign key to copy.
+    """
+
+    through: str
+    column: str
+
+
 @dataclass
 class TableOverride:
     """What the schema file declares for one table; ``UNSET`` = not declared."""
 
     primary_key: Any = UNSET  # None | str | tuple[str, ...]
     foreign_keys: dict[tuple[str, ...], ForeignKey | None] = field(default_factory=dict)
+    inherited_keys: dict[str, InheritedKey] = field(default_factory=dict)  # new column -> spec
     time_column: Any = UNSET  # None | TimeColumn | InheritedTime
     stypes: dict[str, str] = field(default_factory=dict)
     drop_columns: tuple[str, ...] = ()
@@ -298,6 +325,9 @@ def _parse_table(name: str, spec: Any, where: str) -> TableOverride:
             names = _as_names(pk, f"{ctx}: primary_key")
             override.primary_key = names[0] if len(names) == 1 else tuple(names)
     for key, value in (spec.get("foreign_keys") or {}).items():
+        if isinstance(value, dict) and "from" in value:
+            override.inherited_keys[str(key)] = _parse_inherited_key(str(key), value, ctx)
+            continue
         fk = _parse_foreign_key(str(key), value, ctx)
         cols = fk.columns if fk is not None else (str(key),)
         override.foreign_keys[cols] = fk
@@ -337,6 +367,15 @@ def _parse_foreign_key(key: str, value: Any, ctx: str) -> ForeignKey | None:
             )
         return ForeignKey(cols, str(value["table"]), ref_cols)
     raise SchemaError(f"{ctx}: foreign key {key!r} must be a table name or a mapping.")
+
+
+def _parse_inherited_key(key: str, value: dict, ctx: str) -> InheritedKey:
+    """``key: {from: <own foreign key>}`` or ``{from: ..., column: <parent's key>}``."""
+    unknown = set(value) - {"from", "column"}
+    if unknown:
+        raise SchemaError(f"{ctx}: foreign key {key!r} {{from: ...}} takes only 'column' "
+                          f"besides; it has {sorted(unknown)}.")
+    return InheritedKey(str(value["from"]), str(value.get("column", key)))
 
 
 def _parse_time_column(value: Any, ctx: str) -> TimeColumn | InheritedTime | None:
@@ -432,12 +471,20 @@ def check_schema_names(
             named.append(ov.time_column.column)
         if isinstance(ov.time_column, InheritedTime):
             named.append(ov.time_column.foreign_key)
+        named.extend(spec.through for spec in ov.inherited_keys.values())
         for col in named:
             if col not in cols:
                 raise SchemaError(
                     f"{overrides.path}: table {name!r} has no column {col!r}; "
                     f"its columns are {cols}."
                 )
+        for col, spec in ov.inherited_keys.items():
+            if col in cols:
+                raise SchemaError(
+                    f"{overrides.path}: table {name!r}: foreign key {col!r} {{from: "
+                    f"{spec.through}}} adds a column the table already has; name it "
+                    f"otherwise ({col}_of_{spec.through}: {{from: {spec.through}, "
+                    f"column: {spec.column}}}).")
 
 
 def check_struct_fields(path: str, name: str, declared: list[str], columns: list[str]) -> None:

@@ -223,7 +223,7 @@ class _Checker:
                             if entity in t.foreign_keys.values())
             raise self.fail(
                 f"{agg.table!r} has no foreign key to the entity table {entity!r}; tables that "
-                f"have one: {linked}",
+                f"have one: {linked}{_through_parent_hint(self.db, table, entity)}",
                 agg.pos,
             )
         if len(fks) > 1:
@@ -234,6 +234,19 @@ class _Checker:
                 agg.pos,
             )
         return fks[0]
+
+
+def _through_parent_hint(db: Database, table: Table, entity: str) -> str:
+    """How to give ``table`` the key its parent has to ``entity`` (order lines
+    reach their customer through their order), or ``""`` if no parent has one."""
+    for column, parent in sorted(table.foreign_keys.items()):
+        keys = sorted(c for c, t in db[parent].foreign_keys.items() if t == entity)
+        if keys:
+            return (f". {table.name!r} reaches {entity!r} through {parent!r} ({column}): "
+                    f"declare 'foreign_keys: {{{keys[0]}: {{from: {column}}}}}' for "
+                    f"{table.name!r} in a schema file to give each row its {parent} row's "
+                    f"{keys[0]}")
+    return ""
 
 
 def _could_be_key(values: pd.Series | None) -> bool:
