@@ -9,7 +9,7 @@ stype               chosen for
 categorical         booleans, 0/1 integers, short strings, whole numbers named
                     as ids, codes or phone numbers (``store_id``,
                     ``zip_code_prefix``, ``phone``): labels, whose size means
-                    nothing
+                    nothing; and text so named (``+1 650 219 4782``)
 numerical           other numbers
 timestamp           datetimes, date objects, dates written as text
 multicategorical    lists of strings, or strings of delimited tags ("a|b|c",
@@ -182,6 +182,8 @@ def assign_stypes(
         stype = declared.get(col) or infer_stype(df[col])
         if stype == "numerical" and col not in declared and names_a_label(col, df[col]):
             stype = "categorical"
+        if stype == "text_embedded" and col not in declared and label_named(col):
+            stype = "categorical"  # '+1 650 219 4782' has words, yet is a label, not text
         if stype == "timestamp":  # text parsed; any time as naive UTC nanoseconds
             parsed, bad = parse_times(df[col])
             df[col] = parsed

@@ -34,9 +34,15 @@ def test_infer_stype(values, expected):
     assert infer_stype(pd.Series(values)) == expected
 
 
+# classicmodels' offices.phone: numbers written in groups, four or five "words" each
+OFFICE_PHONES = ["+1 650 219 4782", "+1 215 837 0825", "+1 212 555 3000", "+33 14 723 4404",
+                 "+81 33 224 5000", "+61 2 9264 2451"]
+
+
 def test_whole_numbers_named_as_ids_or_codes_are_labels_not_quantities(tmp_path):
-    """Olist's zip prefixes, a store number and Sakila's phone numbers are categories; a
-    quantity, a fractional 'code', a count of phones and a declared stype stay as they are."""
+    """Olist's zip prefixes, a store number and Sakila's and classicmodels' phone numbers are
+    categories; a quantity, a fractional 'code', a count of phones and a declared stype stay
+    as they are."""
     pd.DataFrame({"sale_id": range(6), "store_id": [7, 1, 7, 3, 3, 1],
                   "customer_zip_code_prefix": [1037, 14409, 1037, 99900, 5500, 1037],
                   "area_code": [212.0, None, 415.0, 212.0, 617.0, 212.0],
@@ -45,10 +51,13 @@ def test_whole_numbers_named_as_ids_or_codes_are_labels_not_quantities(tmp_path)
                             44659553405, 491271355190],
                   "fax_number": ["0212 555 0101", "", "0212 555 0199", "", "", ""],
                   "phones_owned": [1, 2, 1, 3, 1, 2],
-                  "quantity": [1, 4, 2, 9, 3, 2], "paid": [3, 5, 7, 9, 11, 13]}
+                  "quantity": [1, 4, 2, 9, 3, 2], "paid": [3, 5, 7, 9, 11, 13],
+                  "office_phone": OFFICE_PHONES, "remark": OFFICE_PHONES}
                  ).to_csv(tmp_path / "sales.csv", index=False)
     stypes = rdl.connect(tmp_path)["sales"].stypes
-    labels = ("store_id", "customer_zip_code_prefix", "area_code", "phone", "fax_number")
+    assert stypes["remark"] == "text_embedded"  # the same words under another name: text
+    labels = ("store_id", "customer_zip_code_prefix", "area_code", "phone", "fax_number",
+              "office_phone")
     assert {c: stypes[c] for c in labels} == dict.fromkeys(labels, "categorical")
     quantities = ("score_code", "phones_owned", "quantity", "paid")
     assert {c: stypes[c] for c in quantities} == dict.fromkeys(quantities, "numerical")
