@@ -9,7 +9,8 @@ or a pair of id-named columns, whose values (pairs) are unique and never
 missing; failing those, a unique column whose name another table has for a
 column of values mostly found in it (``planes.tailnum``). A foreign key is a
 column of another table named like a single key (``user_id`` for
-``users.user_id``, or ``<table>_id`` for an ``id`` key), or both columns of a
+``users.user_id``, ``<table>_id`` for an ``id`` key, or the table's name in
+the singular, ``patient`` for ``patients``), or both columns of a
 pair key, whose values are nearly all (:data:`MIN_FOUND`) among the key's (a
 table's own key too, where a larger table has a key of that name: reviews keyed
 by ``order_id`` extend ``orders`` one to one). A
@@ -227,7 +228,8 @@ def guess_keys(db: Database) -> SchemaGuess:
     guess = SchemaGuess()
     keys: dict[str, Key] = {}
     referenced = {parent for table in db for parent in table.foreign_keys.values()}
-    id_names = {table.name: _id_names(table.name) for table in db}
+    # names a column holding a table's key has: no other table's key goes by them
+    id_names = {table.name: _id_names(table.name) | _bare_names(table.name) for table in db}
     columns = {table.name: {str(column).lower() for column in table.df.columns} for table in db}
     for table in db:
         if table.primary_key == SURROGATE_KEY and table.name not in referenced:
@@ -499,6 +501,11 @@ def _id_names(table: str) -> set[str]:
     """How a column holding this table's key is commonly named: ``<stem>_id``
     or ``<stem>id`` for the name as written and each way to read it as a
     plural (users, addresses, categories); a stem no column has costs nothing."""
+    return {f"{stem}{sep}id" for stem in _stems(table) for sep in ("_", "")}
+
+
+def _stems(table: str) -> set[str]:
+    """The table's name, lowercase, as written and each way to read it as a plural."""
     name = table.lower()
     stems = {name}
     if name.endswith("s"):
@@ -507,15 +514,24 @@ def _id_names(table: str) -> set[str]:
         stems.add(name[:-2])
     if name.endswith("ies"):
         stems.add(name[:-3] + "y")
-    return {f"{stem}{sep}id" for stem in stems for sep in ("_", "")}
+    return stems
 
 
 def _names_of(parent: str, key: str) -> set[str]:
-    """Names a column referencing ``parent.key`` may have."""
-    names = _id_names(parent)
+    """Names a column referencing ``parent.key`` may have: an id name, the
+    key's own name, or the table's name in the singular (Synthea's
+    ``encounters.PATIENT`` for ``patients.Id``)."""
+    names = _id_names(parent) | _bare_names(parent)
     if key.lower() != "id":
         names.add(key.lower())
     return names
+
+
+def _bare_names(table: str) -> set[str]:
+    """The table's name in the singular: each reading of a plural, or the
+    name itself where it is no plural (a column ``patients`` counts them)."""
+    stems = _stems(table)
+    return stems - {table.lower()} if table.lower().endswith("s") else stems
 
 
 def _primary_key(table: str, df: pd.DataFrame, others: set[str],

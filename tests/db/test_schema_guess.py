@@ -533,3 +533,24 @@ def test_movielens_files_get_one_users_table_fed_by_ratings_and_tags(tmp_path):
     assert users[5] == pd.Timestamp(1_400_000_000, unit="s")  # its tag came first
     assert users[31] == pd.Timestamp(1_600_000_000, unit="s")
     assert db["tags"].foreign_keys == {"userId": "users", "movieId": "movies"}
+
+
+def test_a_column_named_as_its_table_in_the_singular_links_to_it_as_synthea_names_them():
+    """Synthea's CSV export: ``encounters.PATIENT`` holds ``patients.Id``,
+    ``procedures.ENCOUNTER`` an ``encounters.Id``; a ``patients`` count is no link."""
+    patients = pd.DataFrame({"Id": ["p1", "p2", "p3"], "GENDER": list("FMF")})
+    encounters = pd.DataFrame({"Id": ["e1", "e2", "e3", "e4"],
+                               "PATIENT": ["p1", "p1", "p3", "p2"],
+                               "patients": ["p1", "p2", "p3", "p1"]})
+    procedures = pd.DataFrame({"ENCOUNTER": ["e1", "e4", "e4"], "PATIENT": ["p1", "p2", "p9"],
+                               "CODE": [1, 2, 3]})
+    categories = pd.DataFrame({"Id": [1, 2]})
+    db = Database({name: _keyless(name, df) for name, df in (
+        ("patients", patients), ("encounters", encounters), ("procedures", procedures),
+        ("categories", categories))})
+    guess = guess_keys(db)
+    assert guess.primary_keys == {"patients": "Id", "encounters": "Id", "categories": "Id"}
+    assert guess.foreign_keys == {"encounters": {"PATIENT": ("patients", 1.0, 4)},
+                                  "procedures": {"ENCOUNTER": ("encounters", 1.0, 3)}}
+    # two of three found: offered commented out, as any link of a name with dangling values
+    assert guess.weak_links["procedures"]["PATIENT"] == ("patients", 2 / 3, 3)
