@@ -35,7 +35,10 @@ for a year, month or date (``yearID``, ``season``, ``month``, ``date``) whose
 values all read as one (1800-2100, YYYYMM, YYYYMMDD) is offered as its time
 column if at least half of the rows have it (the YAML says how many lack it),
 placed at the period's end: a row is seen once its period is over, which
-never leaks a season's statistics into a prediction made during it. A
+never leaks a season's statistics into a prediction made during it. Six
+digits that all read as YYMMDD (less the zeros a number drops: 2001's dates
+start with them) are offered by their format, ``%y%m%d``, as dates written
+as text are read. A
 whole-number column named for a time (``timestamp``, ``created_at``, ``ts``)
 whose values all read as 1973-2100 in seconds (or ms, us, ns) since 1970 is
 offered with that unit.
@@ -190,8 +193,8 @@ class SchemaGuess:
             if table in self.primary_keys:
                 lines.append(f"    primary_key: {_yaml_key(self.primary_keys[table])}")
             if table in self.time_columns:
-                spec = ", ".join(f"{k}: {v}" for k, v in _time_spec(*self.time_columns[table])
-                                 .items())
+                spec = ", ".join(f"{k}: {_yaml_scalar(v)}" for k, v
+                                 in _time_spec(*self.time_columns[table]).items())
                 gaps = self.time_gaps.get(table, 0)
                 lines.append(f"    time_column: {{{spec}}}" + (
                     f"   # {self.time_columns[table][0]} missing in {gaps:,} "
@@ -395,12 +398,17 @@ def guess_time_columns(db: Database, linking: Collection[str] = ()) -> dict[str,
 
 _CALENDAR_NAMES = {"year": ("year", "season"), "month": ("month", "period"),
                    "day": ("date", "day")}
+# Dates written as six digits, YYMMDD (the PKDD'99 bank archive's 930705).
+SHORT_DATE = "%y%m%d"
 
 
 
 def _time_spec(column: str, unit: str) -> dict[str, str]:
     """A guessed time column as the schema file declares it: a calendar
-    period placed at its end, an epoch number as it is."""
+    period placed at its end, an epoch number as it is, digits of a short
+    date (:data:`SHORT_DATE`) by their format."""
+    if unit == SHORT_DATE:
+        return {"column": column, "format": unit}
     spec = {"column": column, "unit": unit}
     return {**spec, "at": "end"} if unit in CALENDAR_UNITS else spec
 
@@ -450,6 +458,11 @@ def _calendar_unit(name: str, values: pd.Series) -> str | None:
             days = pd.to_datetime(values.astype(str), format="%Y%m%d", errors="coerce")
             if days.notna().all():
                 return unit
+        if unit == "day" and 101 <= low and high <= 991231:  # six digits, zeros dropped
+            days = pd.to_datetime(values.astype(str).str.zfill(6), format=SHORT_DATE,
+                                  errors="coerce")
+            if days.notna().all():
+                return SHORT_DATE
     return None
 
 
@@ -626,6 +639,11 @@ def _weak_reason(found: float, count: int) -> str:
     if found >= MIN_FOUND:
         return f"{found:.1%} of {count:,} values found, but named unlike the key"
     return f"only {found:.1%} of {count:,} values found: the rest would link to no row"
+
+
+def _yaml_scalar(value: str) -> str:
+    """A value as YAML reads it back: quoted where it starts with ``%``."""
+    return f'"{value}"' if value.startswith("%") else value
 
 
 def _yaml_key(key: Key) -> str:

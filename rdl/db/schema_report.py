@@ -98,7 +98,8 @@ def suggested_schema(db: Database) -> Suggestion:
             "column, so each of their rows is seen")
         notes.append(f"{static} at every prediction time; these whole numbers look like times: "
                      "years, months or days (at: end: a row is seen once its period is over, as "
-                     "a season's statistics should be), or seconds (ms, us, ns) since 1970")
+                     "a season's statistics should be), dates written as digits (format), or "
+                     "seconds (ms, us, ns) since 1970")
     return guess, notes
 
 

@@ -79,10 +79,13 @@ def parse_times(series: pd.Series, spec: TimeColumn | None = None) -> tuple[pd.S
             parsed = parsed + _NEXT_PERIOD[unit] - pd.Timedelta(seconds=1)
     elif pd.api.types.is_datetime64_any_dtype(series):
         parsed = series
+    elif pd.api.types.is_numeric_dtype(series) and fmt is not None:
+        parsed = _parse_formatted_numbers(series, fmt)
     elif pd.api.types.is_numeric_dtype(series):
         raise ValueError(
             f"column {series.name!r} holds numbers; declare its unit in the schema "
-            f"file (time_column: {{column: {series.name}, unit: s|ms|year|...}})"
+            f"file (time_column: {{column: {series.name}, unit: s|ms|year|...}}), or the "
+            f"date format its digits follow ({{column: {series.name}, format: '%y%m%d'}})"
         )
     elif fmt is not None:
         parsed = pd.to_datetime(series, format=fmt, errors="coerce", utc=True)
@@ -112,6 +115,18 @@ def _parse_calendar_numbers(series: pd.Series, unit: str) -> pd.Series:
     valid = numbers.notna() & (numbers == np.floor(numbers))
     text = numbers.where(valid).astype("Int64").astype("string")
     fmt = {"year": "%Y", "month": "%Y%m", "day": "%Y%m%d"}[unit]
+    return pd.to_datetime(text, format=fmt, errors="coerce")
+
+
+def _parse_formatted_numbers(series: pd.Series, fmt: str) -> pd.Series:
+    """Whole numbers whose digits are a date in ``fmt`` (``930705`` in
+    ``%y%m%d``, as the PKDD'99 bank archive writes them), each padded with
+    leading zeros to the format's width first (``10105`` is ``010105``: a
+    number drops the zeros a date of 2001 starts with)."""
+    numbers = pd.to_numeric(series, errors="coerce")
+    valid = numbers.notna() & (numbers == np.floor(numbers)) & (numbers >= 0)
+    width = len(pd.Timestamp("2000-01-01").strftime(fmt))
+    text = numbers.where(valid).astype("Int64").astype("string").str.zfill(width)
     return pd.to_datetime(text, format=fmt, errors="coerce")
 
 

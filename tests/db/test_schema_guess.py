@@ -209,6 +209,10 @@ def test_keys_named_for_no_table_and_pairs_of_ids_are_guessed_as_a_baseball_arch
     ("created_at", [5, 10], None),  # not 1973-2100 in any unit
     ("updated_at", [874724710, 893286638], None),  # another moment than the row's
     ("user_id", [874724710, 893286638], None),  # named for no time
+    ("date", [930705, 981231], "%y%m%d"),  # six digits: offered by their format
+    ("date", [10105, 991231], "%y%m%d"),  # 2001-01-05, its leading zero dropped
+    ("date", [199307, 199912], None),  # YYYYMM, which a date's name does not say
+    ("days", [1, 400], None),  # a count: no month 00
 ])
 def test_a_whole_number_column_is_a_time_column_when_name_and_every_value_say_so(name, values,
                                                                                   unit):
@@ -220,6 +224,21 @@ def test_a_whole_number_column_is_a_time_column_when_name_and_every_value_say_so
     assert guess_time_columns(Database({"seasons": gappy})) == expected  # one row in three
     mostly_missing = pd.DataFrame({name: pd.array([values[0], None, None], "Int64")})
     assert guess_time_columns(Database({"seasons": _keyless("seasons", mostly_missing)})) == {}
+
+
+def test_a_bank_archives_six_digit_dates_are_offered_by_their_format_and_read_so(tmp_path):
+    """PKDD'99's loan.asc, saved as CSV: ``date`` holds 930705 for 5 July 1993."""
+    pd.DataFrame({"loan_id": [5314, 5316, 6863], "account_id": [1, 2, 3],
+                  "date": [930705, 930711, 10105], "amount": [96396, 165960, 127080]}
+                 ).to_csv(tmp_path / "loan.csv", index=False)
+    guess = guess_keys(connect(str(tmp_path)))
+    guess.time_columns = guess_time_columns(connect(str(tmp_path)))
+    assert '    time_column: {column: date, format: "%y%m%d"}' in guess.to_yaml()
+    (tmp_path / FOLDER_SCHEMA_FILE).write_text(guess.to_yaml())
+    loans = connect(str(tmp_path))["loan"]
+    assert loans.time_column == "date"
+    assert loans.df["date"].tolist() == [pd.Timestamp(d) for d in
+                                         ("1993-07-05", "1993-07-11", "2001-01-05")]
 
 
 def test_a_year_column_with_an_empty_row_in_a_csv_file_is_offered_and_its_gap_named(tmp_path):

@@ -101,6 +101,26 @@ def test_declared_time_units(unit, values, expected):
     assert parsed.tolist() == [pd.Timestamp(e) for e in expected]
 
 
+@settings(max_examples=50)
+@given(st.lists(st.dates(min_value=dt.date(1969, 1, 1), max_value=dt.date(2068, 12, 31)),
+                min_size=1, max_size=30))
+def test_whole_numbers_in_a_declared_date_format_are_dates_even_without_their_leading_zeros(
+        dates):
+    """The PKDD'99 bank archive writes 5 July 1993 as the number 930705; 5 January 2001,
+    as a number, loses its leading zero (10105)."""
+    numbers = pd.Series([int(d.strftime("%y%m%d")) for d in dates])
+    parsed, bad = parse_times(numbers, TimeColumn("date", format="%y%m%d"))
+    assert bad == 0
+    assert parsed.tolist() == [pd.Timestamp(d) for d in dates]
+
+
+def test_numbers_that_are_no_date_in_the_declared_format_are_null_and_counted():
+    values = pd.Series([930705, 931345, 12.5, -930705, None])  # month 13, a fraction, a sign
+    parsed, bad = parse_times(values, TimeColumn("date", format="%y%m%d"))
+    assert bad == 3
+    assert parsed.iloc[0] == pd.Timestamp("1993-07-05") and parsed.iloc[1:].isna().all()
+
+
 def test_time_zones_become_naive_utc():
     parsed, _ = parse_times(pd.Series(["2024-01-01T12:00:00+02:00", "2024-01-01T12:00:00Z"]))
     assert parsed.tolist() == [pd.Timestamp("2024-01-01 10:00"), pd.Timestamp("2024-01-01 12:00")]
