@@ -20,6 +20,7 @@ from rdl.train.callbacks import (PredictionWriter, ResumeInOrder, TaskCheckpoint
                                  TaskEarlyStopping)
 from rdl.train.checkpoint import AtomicCheckpointIO
 from rdl.train.data import RelationalDataModule
+from rdl.train.epoch_lines import EpochLines, draws_progress
 from rdl.train.module import RelationalTask
 from rdl.train.plain_help import PlainHelpFormatter
 from rdl.train.plots import RunPlots
@@ -114,8 +115,12 @@ class RelationalCLI(LightningCLI):
         plugins = plugins if isinstance(plugins, list) else [plugins]
         if not any(isinstance(p, CheckpointIO) for p in plugins):  # unless the user chose one
             kwargs["plugins"] = [*plugins, AtomicCheckpointIO()]
+        if self._get(self.config_init, "trainer", default={}).get("enable_progress_bar") is None:
+            kwargs["enable_progress_bar"] = draws_progress()  # a log file keeps every redraw
         trainer = super().instantiate_trainer(**kwargs)
         trainer.callbacks.append(ResumeInOrder())
+        if trainer.progress_bar_callback is None:
+            trainer.callbacks.append(EpochLines())
         return trainer
 
     def after_instantiate_classes(self) -> None:

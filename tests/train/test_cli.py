@@ -20,6 +20,7 @@ def trained(tmp_path_factory):
     done = rdl("fit", "--config", str(CONFIGS / "flights_to_ord.yaml"), *QUICK,
                "--trainer.max_epochs", "3", cwd=run)
     assert done.returncode == 0, done.stderr[-3000:]
+    (run / "fit.out").write_text(done.stdout + done.stderr)
     return run
 
 
@@ -35,6 +36,17 @@ def test_fit_writes_best_and_last_checkpoints_with_safe_contents(trained):
     metrics = pd.read_csv(trained / "runs/version_0/metrics.csv")
     assert metrics["val_auroc"].notna().sum() == 3
     assert (metrics["epoch_seconds"].dropna() > 0).sum() == 3  # one wall time per epoch
+
+
+def test_a_fit_off_a_terminal_prints_a_line_per_epoch_instead_of_a_progress_bar(trained):
+    output = (trained / "fit.out").read_text()
+    assert "\r" not in output  # no bar redrawing its line into the captured output
+    lines = [line for line in output.splitlines() if line.startswith("epoch ")]
+    assert [line.split(":")[0] for line in lines] == ["epoch 0", "epoch 1", "epoch 2"]
+    aurocs = pd.read_csv(trained / "runs/version_0/metrics.csv")["val_auroc"].dropna()
+    for line, auroc in zip(lines, aurocs):
+        assert line.startswith("epoch ") and ": train_loss " in line
+        assert f"val_auroc {auroc:.4g}" in line, line
 
 
 def test_best_checkpoint_is_the_epoch_with_the_best_validation_auroc(trained):

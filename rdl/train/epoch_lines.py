@@ -1,0 +1,60 @@
+"""One line per epoch where no progress bar can redraw itself: ``rdl fit >
+fit.log``, a pipe, a scheduler's log. A progress bar redraws its line with a
+carriage return after every step, and a file keeps every one of them (a
+six-epoch fit of 20 steps an epoch left 55 kB of them). Off a terminal, and
+unless ``trainer.enable_progress_bar`` says otherwise, rdl turns the bar off;
+whenever it is off, each epoch prints its mean training loss and its
+validation metrics instead."""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import lightning as L
+from torch import Tensor
+
+
+def draws_progress() -> bool:
+    """Whether a progress bar can redraw in place: standard error is a
+    terminal, or a notebook's kernel shows it."""
+    return sys.stderr.isatty() or "ipykernel" in sys.modules
+
+
+class EpochLines(L.Callback):
+    """Prints ``epoch N: train_loss ..., val_<metric> ... (S s)`` when each
+    training epoch ends (after its validation), on the first process only."""
+
+    def __init__(self) -> None:
+        self._start = time.perf_counter()
+        self._loss_sum, self._steps = 0.0, 0
+
+    def on_train_epoch_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        self._start = time.perf_counter()
+        self._loss_sum, self._steps = 0.0, 0
+
+    def on_train_batch_end(self, trainer: L.Trainer, module: L.LightningModule, outputs: Any,
+                           batch: Any, batch_idx: int) -> None:
+        loss = outputs.get("loss") if isinstance(outputs, Mapping) else outputs
+        if isinstance(loss, Tensor):
+            self._loss_sum += float(loss.detach())
+            self._steps += 1
+
+    def on_train_epoch_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        if trainer.is_global_zero:
+            mean_loss = self._loss_sum / self._steps if self._steps else None
+            print(epoch_line(trainer.current_epoch, mean_loss, trainer.callback_metrics,
+                             time.perf_counter() - self._start), flush=True)
+
+
+def epoch_line(epoch: int, train_loss: float | None, metrics: Mapping[str, Tensor],
+               seconds: float) -> str:
+    """The line for one epoch: the mean training loss, then the validation
+    metrics by name, each to four significant digits."""
+    shown = {"train_loss": train_loss} if train_loss is not None else {}
+    shown.update(sorted((name, float(value)) for name, value in metrics.items()
+                        if name.startswith("val_") and value.numel() == 1))
+    values = ", ".join(f"{name} {value:.4g}" for name, value in shown.items())
+    return f"epoch {epoch}: {values} ({seconds:.0f} s)" if values else \
+        f"epoch {epoch} ({seconds:.0f} s)"
