@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rdl.db.database import Database
-from rdl.graph.names import safe_name
+from rdl.graph.names import FORWARD_PREFIX, forward_relation, safe_name
 
 
 def db_feature_columns(db: Database,
@@ -16,6 +16,19 @@ def db_feature_columns(db: Database,
     return {safe_name(table.name): sorted(c for c in table.stypes
                                           if c not in excluded.get(table.name, ()))
             for table in db}
+
+
+def db_links(db: Database) -> set[tuple[str, str, str]]:
+    """The child-to-parent edge types :func:`rdl.graph.build_graph` makes of
+    the foreign keys of ``db``: a graph file without one of them (or with one
+    more) was built before a key was declared, inherited or removed."""
+    return {(safe_name(table.name), forward_relation(column), safe_name(parent))
+            for table in db for column, parent in table.foreign_keys.items()}
+
+
+def graph_links(edge_types: list[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+    """The child-to-parent edge types among a graph's ``edge_types``."""
+    return {edge for edge in edge_types if edge[1].startswith(FORWARD_PREFIX)}
 
 
 def spec_feature_columns(col_names_dicts: Mapping[str, Mapping]) -> dict[str, list[str]]:

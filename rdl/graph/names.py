@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 
 _UNSAFE = re.compile(r"[^0-9A-Za-z_]")
+# The relation of a child -> parent edge: this prefix and the foreign key column.
+FORWARD_PREFIX = "f2p_"
 
 
 def safe_name(name: str) -> str:
@@ -14,9 +16,9 @@ def safe_name(name: str) -> str:
 
 def forward_relation(fk_column: str) -> str:
     """Relation name of the child -> parent edge of a foreign key column."""
-    return f"f2p_{safe_name(fk_column)}"
+    return f"{FORWARD_PREFIX}{safe_name(fk_column)}"
 
 
 def reverse_relation(fk_column: str) -> str:
     """Relation name of the parent -> child edge of a foreign key column."""
-    return f"rev_f2p_{safe_name(fk_column)}"
+    return f"rev_{forward_relation(fk_column)}"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -11,6 +12,7 @@ import torch
 import torch_frame
 from torch_frame.data.stats import StatType
 
+from rdl.datasets import nycflights13
 from rdl.graph import safe_name
 from rdl.tasks import Task
 from rdl.tasks.run_data import RunData
@@ -173,6 +175,16 @@ def test_graph_file_is_built_once_then_mapped_and_rebuilt_when_stale(tmp_path):
         rebuilt = module(exclude_columns={"flights": ["arr_time"]}).prepare_graph()
     assert "arr_time" not in rebuilt["flights"].tf.col_names_dict[torch_frame.numerical]
     assert graph_file.stat().st_mtime_ns != first_write
+    # a key removed (or declared, or taken from a parent) changes the edges, not the features
+    schema = tmp_path / "schema.yaml"
+    bundled = (Path(nycflights13.__file__).parent / "nycflights13.yaml").read_text()
+    schema.write_text(bundled.replace("      dest: airports\n", "      dest: null\n", 1))
+    with pytest.warns(UserWarning, match=r"the links none are new, \[flights.dest -> airports\] "
+                                         "gone; rebuilding it"):  # dest, now a column, left out
+        unlinked = module(exclude_columns={"flights": ["arr_time", "dest"]},
+                          schema=str(schema)).prepare_graph()
+    assert ("flights", "f2p_dest", "airports") not in unlinked.edge_types
+    assert ("flights", "f2p_dest", "airports") in rebuilt.edge_types
 
 
 DAY = 86_400
