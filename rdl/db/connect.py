@@ -14,7 +14,8 @@ from rdl.db.implied import implied_frame
 from rdl.db.inherited_keys import inherit_keys
 from rdl.db.issues import DataIssue, SchemaError, SourceError, relative_path_note
 from rdl.db.keys import (
-    foreign_key_column, parents_first, resolve_foreign_key, resolve_primary_key, tidy_key_dtype,
+    foreign_key_column, parent_reference, parents_first, referenced_rows,
+    resolve_foreign_key, resolve_primary_key, tidy_key_dtype,
 )
 from rdl.db.text_numbers import recover_numbers
 from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bound
@@ -211,8 +212,8 @@ def build_database(
         spec, fk = inherited[name]
         parent = fk.table
         frames[name], dropped = _inherit_time(
-            name, frames[name], spec, fk, frames[parent], keys[parent],
-            _parent_reference(name, fk, key_columns, frames), times[parent], options.upto,
+            name, frames[name], spec, fk, frames[parent],
+            parent_reference(name, fk, key_columns, frames), times[parent], options.upto,
             issues)
         if len(key_columns[name]) == 1 and not dropped.empty:
             untimed[name] = dropped[key_columns[name][0]]
@@ -223,13 +224,13 @@ def build_database(
         specs[name] = TimeColumn(times[name]) if times[name] else None
         keys[name], key_columns[name] = implied.key, (implied.key,)
         foreign_keys[name], unlinked[name] = [], set()
-    inherit_keys(overrides, frames, foreign_keys, keys, key_columns)
+    inherit_keys(overrides, frames, foreign_keys, key_columns)
     issues = source.issues + issues
     links: dict[str, dict[str, str]] = {name: {} for name in frames}
     for name in frames:
         for fk in foreign_keys[name]:
             column = foreign_key_column(fk)
-            parent_ref = _parent_reference(name, fk, key_columns, frames)
+            parent_ref = parent_reference(name, fk, key_columns, frames)
             child_df, parent_df = _compared_as_times(
                 frames[name], specs[name], fk.columns, frames[fk.table], specs[fk.table],
                 parent_ref)
@@ -331,7 +332,7 @@ def _parents_first(inherited: dict[str, tuple[InheritedTime, ForeignKey]]) -> li
 
 def _inherit_time(
     name: str, df: pd.DataFrame, spec: InheritedTime, fk: ForeignKey, parent_df: pd.DataFrame,
-    parent_key: str, parent_ref: tuple[str, ...], parent_time: str | None,
+    parent_ref: tuple[str, ...], parent_time: str | None,
     upto: pd.Timestamp | None, issues: list[DataIssue],
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``df`` with :attr:`InheritedTime.column`: the time of the parent row
@@ -344,12 +345,10 @@ def _inherit_time(
         raise SchemaError(
             f"Table {name!r}: time_column {{from: {spec.foreign_key}}} takes the time of "
             f"{fk.table!r}, which has no time column; declare one for {fk.table!r}.")
-    parent_keys, _ = resolve_foreign_key(name, df, fk, parent_df, parent_key, parent_ref)
-    times = pd.Series(parent_df[parent_time].to_numpy(dtype="datetime64[ns]"),
-                      index=parent_df[parent_key].to_numpy())
-    found = parent_keys.notna().to_numpy()
+    rows = referenced_rows(df, fk, parent_df, parent_ref)
+    found = rows >= 0
     column = pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns]")
-    column[found] = times.reindex(parent_keys[found].to_numpy()).to_numpy()
+    column[found] = parent_df[parent_time].to_numpy(dtype="datetime64[ns]")[rows[found]]
     df[spec.column] = column
     keep = column.notna()
     missing = int((~keep).sum())
@@ -362,31 +361,6 @@ def _inherit_time(
     if upto is not None:
         keep &= column <= upto
     return df.loc[keep].reset_index(drop=True), untimed
-
-
-def _parent_reference(
-    child: str, fk: ForeignKey, key_columns: dict[str, tuple[str, ...]],
-    frames: dict[str, pd.DataFrame],
-) -> tuple[str, ...]:
-    where = f"Foreign key {child}.{'+'.join(fk.columns)} -> {fk.table}"
-    ref = fk.ref_columns or key_columns[fk.table]
-    if not ref:
-        raise SchemaError(
-            f"{where}: table {fk.table!r} has no primary key to reference; declare "
-            f"its primary key (or the referenced columns) in the schema file."
-        )
-    missing = [c for c in ref if c not in frames[fk.table].columns]
-    if missing:
-        raise SchemaError(
-            f"{where}: referenced column(s) {missing} do not exist; "
-            f"{fk.table} has {list(frames[fk.table].columns)}."
-        )
-    if len(ref) != len(fk.columns):
-        raise SchemaError(
-            f"{where}: {len(fk.columns)} column(s) cannot reference the "
-            f"{len(ref)}-column key {list(ref)}."
-        )
-    return tuple(ref)
 
 
 def _compared_as_times(

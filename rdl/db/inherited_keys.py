@@ -13,12 +13,12 @@ from __future__ import annotations
 import pandas as pd
 
 from rdl.db.issues import SchemaError
-from rdl.db.keys import parents_first, resolve_foreign_key
+from rdl.db.keys import parent_reference, parents_first, referenced_rows, take_rows
 from rdl.db.schema import ForeignKey, InheritedKey, SchemaOverrides
 
 
 def inherit_keys(overrides: SchemaOverrides, frames: dict[str, pd.DataFrame],
-                 foreign_keys: dict[str, list[ForeignKey]], keys: dict[str, str],
+                 foreign_keys: dict[str, list[ForeignKey]],
                  key_columns: dict[str, tuple[str, ...]]) -> None:
     """Adds each declared inherited key: a column in ``frames[table]`` (the
     parent's raw key values, missing where the row's own key dangles or is
@@ -31,15 +31,9 @@ def inherit_keys(overrides: SchemaOverrides, frames: dict[str, pd.DataFrame],
             via = _own_key(name, column, spec, foreign_keys[name])
             target = _parents_key(name, column, spec, via.table, foreign_keys[via.table])
             parent = frames[via.table]
-            ref = via.ref_columns or key_columns[via.table]
-            if not ref:
-                raise SchemaError(
-                    f"Table {name!r}: foreign key {column!r} {{from: {spec.through}}} needs "
-                    f"{via.table!r} to have a primary key; declare one in the schema file.")
-            rows, _ = resolve_foreign_key(name, frames[name], via, parent, keys[via.table], ref)
-            position = pd.Index(parent[keys[via.table]]).get_indexer(rows)
-            values = parent[spec.column].iloc[position.clip(0)].reset_index(drop=True)
-            frames[name][column] = values.where(pd.Series(position >= 0)).to_numpy()
+            rows = referenced_rows(frames[name], via, parent,
+                                   parent_reference(name, via, key_columns, frames))
+            frames[name][column] = take_rows(parent[spec.column], rows).to_numpy()
             foreign_keys[name].append(ForeignKey((column,), target.table, target.ref_columns))
 
 

@@ -73,6 +73,43 @@ def foreign_key_column(fk: ForeignKey) -> str:
     return fk.columns[0] if len(fk.columns) == 1 else "+".join(fk.columns)
 
 
+def parent_reference(
+    child: str, fk: ForeignKey, key_columns: dict[str, tuple[str, ...]],
+    frames: dict[str, pd.DataFrame],
+) -> tuple[str, ...]:
+    """The parent columns :obj:`fk` of table ``child`` references: its
+    declared ones, or the parent's primary key; raises where there are none,
+    they are not the parent's, or their number differs from the reference's."""
+    where = f"Foreign key {child}.{'+'.join(fk.columns)} -> {fk.table}"
+    ref = fk.ref_columns or key_columns[fk.table]
+    if not ref:
+        raise SchemaError(
+            f"{where}: table {fk.table!r} has no primary key to reference; declare "
+            f"its primary key (or the referenced columns) in the schema file."
+        )
+    missing = [c for c in ref if c not in frames[fk.table].columns]
+    if missing:
+        raise SchemaError(
+            f"{where}: referenced column(s) {missing} do not exist; "
+            f"{fk.table} has {list(frames[fk.table].columns)}."
+        )
+    if len(ref) != len(fk.columns):
+        raise SchemaError(
+            f"{where}: {len(fk.columns)} column(s) cannot reference the "
+            f"{len(ref)}-column key {list(ref)}."
+        )
+    return tuple(ref)
+
+
+def referenced_rows(child_df: pd.DataFrame, fk: ForeignKey, parent_df: pd.DataFrame,
+                    parent_ref: tuple[str, ...]) -> np.ndarray:
+    """The row of ``parent_df`` each row of ``child_df`` names through
+    :obj:`fk` (in the parent's columns ``parent_ref``), -1 where the
+    reference is missing or names no row."""
+    present = child_df[list(fk.columns)].notna().all(axis=1).to_numpy()
+    return np.where(present, _found_rows(child_df, fk, parent_df, parent_ref), -1)
+
+
 def resolve_foreign_key(
     child: str, child_df: pd.DataFrame, fk: ForeignKey,
     parent_df: pd.DataFrame, parent_key: str, parent_ref: tuple[str, ...],
@@ -83,18 +120,10 @@ def resolve_foreign_key(
     key columns unless the foreign key says otherwise). Returns the new
     column, holding parent key values, and a count of dangling references.
     """
-    cols = list(fk.columns)
-    present = child_df[cols].notna().all(axis=1).to_numpy()
-    if len(cols) == 1:
-        positions = _positions(parent_df[parent_ref[0]], child_df[cols[0]])
-    else:
-        parent_codes, child_codes = _joint_codes(
-            [parent_df[c] for c in parent_ref], [child_df[c] for c in cols]
-        )
-        positions = _positions(pd.Series(parent_codes), pd.Series(child_codes))
-    positions = np.where(present, positions, -1)
+    present = child_df[list(fk.columns)].notna().all(axis=1).to_numpy()
+    positions = np.where(present, _found_rows(child_df, fk, parent_df, parent_ref), -1)
     dangling = int((present & (positions < 0)).sum())
-    resolved = _take_keys(parent_df[parent_key], positions)
+    resolved = take_rows(parent_df[parent_key], positions)
     issues = []
     if dangling:
         column = foreign_key_column(fk)
@@ -199,7 +228,20 @@ def _joint_codes(parent: list[pd.Series], child: list[pd.Series]) -> tuple[np.nd
     return parent_codes, child_codes
 
 
-def _take_keys(keys: pd.Series, positions: np.ndarray) -> pd.Series:
+def _found_rows(child_df: pd.DataFrame, fk: ForeignKey, parent_df: pd.DataFrame,
+                parent_ref: tuple[str, ...]) -> np.ndarray:
+    """The parent row each child value (a pair of values: their joint codes)
+    is found in, -1 where none holds it."""
+    cols = list(fk.columns)
+    if len(cols) == 1:
+        return _positions(parent_df[parent_ref[0]], child_df[cols[0]])
+    parent_codes, child_codes = _joint_codes(
+        [parent_df[c] for c in parent_ref], [child_df[c] for c in cols]
+    )
+    return _positions(pd.Series(parent_codes), pd.Series(child_codes))
+
+
+def take_rows(keys: pd.Series, positions: np.ndarray) -> pd.Series:
     """``keys`` at ``positions``, NULL where a position is -1, built in one
     pass (integer keys become nullable ``Int64``)."""
     values = keys.array

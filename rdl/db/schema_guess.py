@@ -62,9 +62,9 @@ import pandas as pd
 
 from rdl.db.database import Database
 from rdl.db.keys import SURROGATE_KEY, id_named, whole_numbers
-from rdl.db.schema import CALENDAR_UNITS
+from rdl.db.schema import CALENDAR_UNITS, TimeColumn
 from rdl.db.table import Table
-from rdl.db.times import NOT_CREATION
+from rdl.db.times import NOT_CREATION, parse_times
 
 MIN_FOUND = 0.95  # share of a column's values that must be keys of the parent
 MIN_SHOWN = 0.5  # a link with less found is not shown; below MIN_FOUND, commented out
@@ -232,7 +232,7 @@ def guess_keys(db: Database) -> SchemaGuess:
     keys: dict[str, Key] = {}
     referenced = {parent for table in db for parent in table.foreign_keys.values()}
     # names a column holding a table's key has: no other table's key goes by them
-    id_names = {table.name: _id_names(table.name) | _bare_names(table.name) for table in db}
+    id_names = {table.name: _referring_names(table.name) for table in db}
     columns = {table.name: {str(column).lower() for column in table.df.columns} for table in db}
     for table in db:
         if table.primary_key == SURROGATE_KEY and table.name not in referenced:
@@ -459,9 +459,8 @@ def _calendar_unit(name: str, values: pd.Series) -> str | None:
             if days.notna().all():
                 return unit
         if unit == "day" and 101 <= low and high <= 991231:  # six digits, zeros dropped
-            days = pd.to_datetime(values.astype(str).str.zfill(6), format=SHORT_DATE,
-                                  errors="coerce")
-            if days.notna().all():
+            _, unread = parse_times(values, TimeColumn(name, format=SHORT_DATE))  # as read then
+            if not unread:
                 return SHORT_DATE
     return None
 
@@ -534,10 +533,16 @@ def _names_of(parent: str, key: str) -> set[str]:
     """Names a column referencing ``parent.key`` may have: an id name, the
     key's own name, or the table's name in the singular (Synthea's
     ``encounters.PATIENT`` for ``patients.Id``)."""
-    names = _id_names(parent) | _bare_names(parent)
+    names = _referring_names(parent)
     if key.lower() != "id":
         names.add(key.lower())
     return names
+
+
+def _referring_names(table: str) -> set[str]:
+    """The names of a column in another table that holds this table's key,
+    whatever the key is called: its id names and its name in the singular."""
+    return _id_names(table) | _bare_names(table)
 
 
 def _bare_names(table: str) -> set[str]:

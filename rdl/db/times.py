@@ -111,23 +111,25 @@ def _parse_date_text(series: pd.Series) -> pd.Series:
 
 
 def _parse_calendar_numbers(series: pd.Series, unit: str) -> pd.Series:
-    numbers = pd.to_numeric(series, errors="coerce")
-    valid = numbers.notna() & (numbers == np.floor(numbers))
-    text = numbers.where(valid).astype("Int64").astype("string")
     fmt = {"year": "%Y", "month": "%Y%m", "day": "%Y%m%d"}[unit]
-    return pd.to_datetime(text, format=fmt, errors="coerce")
+    return pd.to_datetime(_whole_number_text(series), format=fmt, errors="coerce")
 
 
 def _parse_formatted_numbers(series: pd.Series, fmt: str) -> pd.Series:
     """Whole numbers whose digits are a date in ``fmt`` (``930705`` in
     ``%y%m%d``, as the PKDD'99 bank archive writes them), each padded with
     leading zeros to the format's width first (``10105`` is ``010105``: a
-    number drops the zeros a date of 2001 starts with)."""
-    numbers = pd.to_numeric(series, errors="coerce")
-    valid = numbers.notna() & (numbers == np.floor(numbers)) & (numbers >= 0)
+    number drops the zeros a date of 2001 starts with; a sign never parses)."""
     width = len(pd.Timestamp("2000-01-01").strftime(fmt))
-    text = numbers.where(valid).astype("Int64").astype("string").str.zfill(width)
+    text = _whole_number_text(series).str.zfill(width)
     return pd.to_datetime(text, format=fmt, errors="coerce")
+
+
+def _whole_number_text(series: pd.Series) -> pd.Series:
+    """Each whole number as its digits; NULL for anything else."""
+    numbers = pd.to_numeric(series, errors="coerce")
+    valid = numbers.notna() & (numbers == np.floor(numbers))
+    return numbers.where(valid).astype("Int64").astype("string")
 
 
 def _naive_utc(parsed: pd.Series) -> pd.Series:

@@ -51,3 +51,18 @@ def schema_mismatch(expected: Mapping[str, list[str]],
         if expected[nt] != actual[nt]:
             return f"table {nt!r} had feature columns {expected[nt]}, it now has {actual[nt]}"
     return None
+
+
+def link_mismatch(expected: set[tuple[str, str, str]],
+                  actual: set[tuple[str, str, str]]) -> str | None:
+    """What differs between two :func:`db_links`-style sets, in words, or ``None``."""
+    if expected == actual:
+        return None
+    return f"the links {_edges(expected - actual)} are new, {_edges(actual - expected)} gone"
+
+
+def _edges(edges: set[tuple[str, str, str]]) -> str:
+    """Child-to-parent edge types as ``child.column -> parent``, or ``none``."""
+    names = sorted(f"{child}.{rel.removeprefix(FORWARD_PREFIX)} -> {parent}"
+                   for child, rel, parent in edges)
+    return "[" + ", ".join(names) + "]" if names else "none"

@@ -111,11 +111,12 @@ class RelationalCLI(LightningCLI):
             elif self.subcommand == "fit":
                 resume_step = checkpoint_step(Path(self.checkpoint))
             kwargs["logger"] = run_loggers(self.run_folder, resume_step)
-        plugins = self._get(self.config_init, "trainer", default={}).get("plugins") or []
+        trainer_config = self._get(self.config_init, "trainer", default={})
+        plugins = trainer_config.get("plugins") or []
         plugins = plugins if isinstance(plugins, list) else [plugins]
         if not any(isinstance(p, CheckpointIO) for p in plugins):  # unless the user chose one
             kwargs["plugins"] = [*plugins, AtomicCheckpointIO()]
-        if self._get(self.config_init, "trainer", default={}).get("enable_progress_bar") is None:
+        if trainer_config.get("enable_progress_bar") is None:
             kwargs["enable_progress_bar"] = draws_progress()  # a log file keeps every redraw
         trainer = super().instantiate_trainer(**kwargs)
         trainer.callbacks.append(ResumeInOrder())

@@ -17,9 +17,8 @@ from torch_geometric.loader import NodeLoader
 
 from rdl.db import Database
 from rdl.graph import build_graph, load_graph, safe_name, save_graph
-from rdl.graph.fingerprint import (db_feature_columns, db_links, graph_links, schema_mismatch,
-                                   spec_feature_columns)
-from rdl.graph.names import FORWARD_PREFIX
+from rdl.graph.fingerprint import (db_feature_columns, db_links, graph_links, link_mismatch,
+                                   schema_mismatch, spec_feature_columns)
 from rdl.graph.rare_categories import forget_rare_categories
 from rdl.nn.batch import BatchPacker, PackedBatch, without_features
 from rdl.sampling import NUM_WINDOWS, SamplingSettings, TemporalNeighborSampler, TemporalNodeStats
@@ -273,13 +272,10 @@ class RelationalDataModule(L.LightningDataModule):
         stored = spec_feature_columns({nt: graph[nt].tf.col_names_dict
                                        for nt in graph.node_types if "tf" in graph[nt]})
         current = db_feature_columns(self.db, self.excluded_columns())
-        mismatch = schema_mismatch({**dict.fromkeys(current, []), **stored}, current)
+        mismatch = (schema_mismatch({**dict.fromkeys(current, []), **stored}, current)
+                    or link_mismatch(db_links(self.db), graph_links(graph.edge_types)))
         if mismatch is not None:
             return self._stale(mismatch)
-        links, stored_links = db_links(self.db), graph_links(graph.edge_types)
-        if links != stored_links:
-            return self._stale(f"the links {_edges(links - stored_links)} are new, "
-                               f"{_edges(stored_links - links)} gone")
         return graph
 
     def _forgotten_line(self) -> str:
@@ -547,13 +543,6 @@ class AttachLabels:
         owner, slot = expand_ranges(start, count)
         y = self.seeds.label.index_select(0, slot)
         return LabeledBatch(inputs, y, position, owner, seen, popular=popular)
-
-
-def _edges(edges: set[tuple[str, str, str]]) -> str:
-    """Child-to-parent edge types as ``child.column -> parent``, or ``none``."""
-    names = sorted(f"{child}.{rel.removeprefix(FORWARD_PREFIX)} -> {parent}"
-                   for child, rel, parent in edges)
-    return "[" + ", ".join(names) + "]" if names else "none"
 
 
 def _cache_name(source: str) -> str:

@@ -28,7 +28,8 @@ class EpochLines(L.Callback):
 
     def __init__(self) -> None:
         self._start = time.perf_counter()
-        self._loss_sum, self._steps = 0.0, 0
+        self._loss_sum: Tensor | float = 0.0
+        self._steps = 0
 
     def on_train_epoch_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         self._start = time.perf_counter()
@@ -38,12 +39,12 @@ class EpochLines(L.Callback):
                            batch: Any, batch_idx: int) -> None:
         loss = outputs.get("loss") if isinstance(outputs, Mapping) else outputs
         if isinstance(loss, Tensor):
-            self._loss_sum += float(loss.detach())
+            self._loss_sum = self._loss_sum + loss.detach()  # read once an epoch: no sync a step
             self._steps += 1
 
     def on_train_epoch_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         if trainer.is_global_zero:
-            mean_loss = self._loss_sum / self._steps if self._steps else None
+            mean_loss = float(self._loss_sum) / self._steps if self._steps else None
             print(epoch_line(trainer.current_epoch, mean_loss, trainer.callback_metrics,
                              time.perf_counter() - self._start), flush=True)
 
