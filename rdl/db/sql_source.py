@@ -19,10 +19,11 @@ from typing import Any
 
 import pyarrow as pa
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import MONEY
+from sqlalchemy.dialects.postgresql import MONEY, TSVECTOR
 
 from rdl.db.dbapi_read import dbapi_cursor, forget_unread_rows, has_dbapi_path, rows_to_table
 from rdl.db.issues import DataIssue, SourceError, relative_path_note, view_issues
+from rdl.db.postgres_children import read_through_parents
 from rdl.db.postgres_copy import fetch_with_copy
 from rdl.db.raw import TableInfo, TimeBound
 from rdl.db.schema import ForeignKey
@@ -135,10 +136,10 @@ class SQLSource:
     def tables(self) -> list[TableInfo]:
         try:
             inspector = sa.inspect(self.conn)
-            partitions = self._partitions()
+            children = self._read_through_parents()
             infos = [self._reflect(inspector, name)
                      for name in inspector.get_table_names(schema=self.sql_schema)
-                     if name not in partitions]
+                     if name not in children]
             views = inspector.get_view_names(schema=self.sql_schema)
             if self.conn.dialect.name == "postgresql":
                 views += inspector.get_materialized_view_names(schema=self.sql_schema)
@@ -154,7 +155,8 @@ class SQLSource:
              limit: int | None = None) -> pa.Table:
         wanted = [c for c in self._columns[info.name] if c["name"] in columns]
         binary = [c for c in wanted if isinstance(c["type"], sa.types._Binary)]
-        readable = [c for c in wanted if c not in binary]
+        search = [c for c in wanted if isinstance(c["type"], TSVECTOR)]
+        readable = [c for c in wanted if c not in binary and c not in search]
         table = sa.table(info.name, *[sa.column(c["name"]) for c in readable],
                          schema=self.sql_schema)
         if self.conn.dialect.name == "postgresql":
@@ -186,6 +188,14 @@ class SQLSource:
                 )
                 for c in binary
             )
+            self.issues.extend(
+                DataIssue(
+                    "unsupported_column", info.name, c["name"], data.num_rows, "column dropped",
+                    "a full-text search index (type TSVECTOR), stemmed words and their "
+                    "positions, is not a feature",
+                )
+                for c in search
+            )
         return data
 
     def close(self) -> None:
@@ -196,28 +206,13 @@ class SQLSource:
         finally:
             self.engine.dispose()
 
-    def _partitions(self) -> set[str]:
-        """PostgreSQL partitions of the schema's tables: their rows are the
-        partitioned table's, which is read instead (each row once); each
-        partitioned table's are reported."""
-        version = getattr(self.conn.dialect, "server_version_info", None) or (0,)
-        if self.conn.dialect.name != "postgresql" or version < (10,):  # partitions since 10
+    def _read_through_parents(self) -> set[str]:
+        """PostgreSQL tables read through a parent (partitions, inheriting
+        tables), reported; none elsewhere."""
+        if self.conn.dialect.name != "postgresql":
             return set()
-        rows = self.conn.execute(sa.text(
-            "SELECT c.relname, p.relname FROM pg_inherits i "
-            "JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE c.relispartition AND c.relkind IN ('r', 'p') "
-            "AND n.nspname = coalesce(:schema, current_schema())"),
-            {"schema": self.sql_schema}).all()
-        parents = {parent for _, parent in rows}
-        children = {child for child, _ in rows}
-        for parent in sorted(parents - children):
-            names = sorted(_leaves(parent, rows))
-            self.issues.append(DataIssue(
-                "partitions", parent, None, len(names), "read through the partitioned table",
-                f"{len(names)} partitions ({', '.join(names[:3])}{', ...' * (len(names) > 3)}) "
-                "hold its rows and are not read as tables of their own"))
+        children, issues = read_through_parents(self.conn, self.sql_schema)
+        self.issues.extend(issues)
         return children
 
     def _reflect(self, inspector: sa.Inspector, name: str) -> TableInfo:
@@ -305,15 +300,6 @@ def _referred_table(fk: dict, sql_schema: str | None) -> str:
     if schema is None or schema == sql_schema:
         return fk["referred_table"]
     return f"{schema}.{fk['referred_table']}"
-
-
-def _leaves(table: str, rows: list) -> list[str]:
-    """The partitions under ``table`` (child, parent rows) that hold rows:
-    those not partitioned again."""
-    children = [child for child, parent in rows if parent == table]
-    if not children:
-        return [table]
-    return [leaf for child in children for leaf in _leaves(child, rows)]
 
 
 _UNRECOGNIZED = re.compile(r"Did not recognize type '(.+)' of column '(.+)'")

@@ -208,13 +208,19 @@ def test_struct_columns_are_read_as_their_fields(tmp_path):
 
 @pytest.mark.server
 def test_postgres_times_intervals_and_bits_read_as_numbers(postgres_db):
+    """... and a full-text search index (Sakila's ``film.fulltext``) is dropped, by name."""
     url, schema = postgres_db({}, """
-        CREATE TABLE ev (id INT PRIMARY KEY, ts TIMESTAMP, tod TIME, span INTERVAL, flag BIT(1));
-        INSERT INTO ev VALUES (1, '2020-01-01', '01:30:00', '90 minutes', B'1'),
-            (2, '2020-01-02', '23:59:59.5', '2 days', B'0'), (3, '2020-01-03', NULL, NULL, NULL)""")
-    _assert_times_as_seconds(rdl.connect(url, sql_schema=schema),
-                             {"tod": [5400.0, 86399.5], "span": [5400.0, 172800.0],
-                              "flag": [1, 0]})
+        CREATE TABLE ev (id INT PRIMARY KEY, ts TIMESTAMP, tod TIME, span INTERVAL, flag BIT(1),
+            words TSVECTOR);
+        INSERT INTO ev VALUES (1, '2020-01-01', '01:30:00', '90 minutes', B'1', 'a:1 fat:2'),
+            (2, '2020-01-02', '23:59:59.5', '2 days', B'0', NULL),
+            (3, '2020-01-03', NULL, NULL, NULL, NULL)""")
+    db = rdl.connect(url, sql_schema=schema)
+    _assert_times_as_seconds(db, {"tod": [5400.0, 86399.5], "span": [5400.0, 172800.0],
+                                  "flag": [1, 0]})
+    [dropped] = [i for i in db.issues if i.kind == "unsupported_column"]
+    assert (dropped.column, dropped.count) == ("words", 3)
+    assert "full-text search index (type TSVECTOR)" in dropped.message
 
 
 @pytest.mark.server
@@ -268,6 +274,40 @@ def test_postgres_partitioned_table_is_read_once_with_its_partition_column_as_ti
     [issue] = [i for i in db.issues if i.kind == "partitions"]
     assert (issue.table, issue.count) == ("payment", 3)
     assert "payment_2022_01, payment_2022_rest, payment_2023" in issue.message
+
+
+@pytest.mark.server
+def test_postgres_tables_that_inherit_are_read_once_through_their_parent(postgres_db):
+    """Partitioning before PostgreSQL 10 (Sakila's PostgreSQL port): monthly tables
+    ``INHERITS (payment)``, each declaring its own foreign key. ``payment`` returns their
+    rows with its own, so read as tables too, each of theirs would count twice."""
+    url, schema = postgres_db({}, """
+        CREATE TABLE customer (customer_id INT PRIMARY KEY, name TEXT);
+        CREATE TABLE payment (payment_id INT PRIMARY KEY, customer_id INT REFERENCES customer,
+            amount NUMERIC, payment_date TIMESTAMP NOT NULL);
+        CREATE TABLE payment_2022 (CHECK (payment_date < '2023-01-01'), note TEXT)
+            INHERITS (payment);
+        CREATE TABLE payment_2022_12 () INHERITS (payment_2022);
+        CREATE TABLE payment_2023 () INHERITS (payment);
+        ALTER TABLE payment_2022 ADD FOREIGN KEY (customer_id) REFERENCES customer;
+        INSERT INTO customer VALUES (1, 'a'), (2, 'b');
+        INSERT INTO payment VALUES (1, 1, 9.99, '2024-01-05');
+        INSERT INTO payment_2022 VALUES (2, 2, 4.99, '2022-03-20', 'late'),
+            (3, 1, 2.99, '2022-05-03', NULL);
+        INSERT INTO payment_2022_12 VALUES (4, 2, 1.99, '2022-12-24', NULL)""")
+    db = rdl.connect(url, sql_schema=schema)
+    assert sorted(db.tables) == ["customer", "payment"]
+    payments = db["payment"].df.sort_values("payment_id")
+    assert payments["payment_id"].tolist() == [1, 2, 3, 4]
+    assert payments["customer_id"].tolist() == [1, 2, 1, 2]
+    assert "note" not in payments
+    [issue] = [i for i in db.issues if i.kind == "partitions"]
+    assert (issue.table, issue.count) == ("payment", 3)
+    assert issue.message.startswith(
+        "3 tables inherit from it (payment_2022, payment_2022_12, payment_2023)")
+    assert "(payment_2022.note)" in issue.message  # its own column is named, not lost silently
+    summary = db.summary()["tables"]
+    assert summary["payment"]["rows"] == 4 and summary["customer"]["rows"] == 2
 
 
 @pytest.mark.server
