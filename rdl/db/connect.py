@@ -194,7 +194,7 @@ def build_database(
             c for c in ov.stypes if c not in info.columns and c.split(".")[0] in read],
             list(df.columns))
         features = [c for c in df.columns if c not in set(pk) | fk_cols | {time}]
-        issues.extend(recover_numbers(name, df, features, ov.stypes))
+        issues.extend(recover_numbers(name, df, features, ov.stypes, info.decimal_comma))
         df, dropped = _parse_time_column(name, df, declared_time, issues)
         if len(pk) == 1 and not dropped.empty:
             untimed[name] = dropped[pk[0]]

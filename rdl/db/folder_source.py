@@ -138,7 +138,7 @@ class _CsvTable:
             return self.info(name)
         except (pa.ArrowException, OSError) as exc:
             raise SourceError(f"Could not read CSV {self.path}: {exc}") from None
-        return TableInfo(name, names)
+        return TableInfo(name, names, decimal_comma=self.delimiter == ";")
 
     def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
         assert bound is None, "CSV columns are not comparable; the cut happens after parsing"

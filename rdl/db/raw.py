@@ -26,6 +26,9 @@ class TableInfo:
         comparable: Column -> the Arrow type in which the source compares the
             column's values exactly in a filter; columns missing here (text,
             untyped SQLite values, ...) are never filtered by the source.
+        decimal_comma: Numbers stored as text write their decimal mark as a
+            comma (a ``;``-separated CSV, as Excel writes them in European
+            locales; see :mod:`rdl.db.text_numbers`).
     """
 
     name: str
@@ -34,6 +37,7 @@ class TableInfo:
     foreign_keys: list[ForeignKey] = field(default_factory=list)
     source_types: dict[str, str] = field(default_factory=dict)
     comparable: dict[str, pa.DataType] = field(default_factory=dict)
+    decimal_comma: bool = False
 
 
 @dataclass(frozen=True)

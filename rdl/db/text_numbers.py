@@ -16,7 +16,12 @@ so a football score (``2:1``) or a ratio (``16:9``) stays text. So do
 amounts as spreadsheets write them: a currency sign, a percent sign and
 thousands grouped by commas are dropped (``$1,007.99`` is 1007.99, ``45%``
 is 45, ``€5`` is 5), while a decimal comma (``12,5``) stays a stray value,
-as a comma between one and two digits cannot be told from grouping. A column
+as a comma between one and two digits cannot be told from grouping. Where the
+file says its decimal mark is a comma (a ``;``-separated CSV, as Excel writes
+them in European locales), a column with commas between digits and no dot
+before one, two or four digits is read the other way round: ``1.234,56 €``
+is 1234.56 and ``12,5`` is 12.5 (a column of ``12.5`` there reads as before,
+as Arrow's reader reads only commas as decimal marks in those files). A column
 that is mostly text is left as text, and so is one named as an id or a code
 (:func:`~rdl.db.stypes.label_named`): a zip code column of US numbers and a
 few Canadian codes (MovieLens' users) keeps ``T8H1N`` and ``01002`` as they
@@ -43,18 +48,27 @@ _CLOCK = r"^(?P<sign>[+-]?)(?:(?P<h>\d+):)??(?P<m>\d+):(?P<s>[0-5]\d)(?P<frac>\.
 # [sign] [currency] digits, grouped by commas or not, [.fraction] [% or currency]
 _AMOUNT = (r"^(?P<sign>[+-]?)\s*[$€£¥₹]?\s*(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.?\d+)"
            r"\s*(?:%|[$€£¥₹])?$")
+# The same, written with a decimal comma: [sign] [currency] digits, grouped by
+# dots or spaces or not, [,fraction] [% or currency] (1.234,56 €, 12,5, 1 234,56)
+_COMMA_AMOUNT = (r"^(?P<sign>[+-]?)\s*[$€£¥₹]?\s*"
+                 r"(?P<digits>\d{1,3}(?:[.\s]\d{3})+(?:,\d+)?|\d*,?\d+)\s*(?:%|[$€£¥₹])?$")
+# A dot before other than three digits is a decimal point: such a column does
+# not write decimal commas, whatever its file does.
+_DECIMAL_DOT = r"\d\.(?:\d{1,2}|\d{4,})(?!\d)"
 _SAMPLE = 1000  # values looked at first, so that text columns are skipped fast
 _EXAMPLES = 3
 
 
 def recover_numbers(
     name: str, df: pd.DataFrame, features: list[str], declared: dict[str, str],
+    decimal_comma: bool = False,
 ) -> list[DataIssue]:
     """Converts, in place, the text feature columns of table ``name`` that
     hold numbers (see the module docstring) to float64; returns an issue per
     column for the values set to NULL. A column declared ``numerical`` in the
     schema file is converted whatever its share of numbers; one declared
-    with another stype is left alone."""
+    with another stype is left alone. ``decimal_comma``: the table's file
+    writes decimal commas (see the module docstring)."""
     issues = []
     for col in features:
         stype = declared.get(col)
@@ -63,9 +77,9 @@ def recover_numbers(
         if stype is None and label_named(col):
             df[col] = _without_null_spellings(df[col])
             continue
-        if stype is None and _share(*_parse(_sample(df[col]))) < 0.5:
+        if stype is None and _share(*_parse(_sample(df[col]), decimal_comma)) < 0.5:
             continue  # clearly text: spare parsing every value
-        numbers, bad = _parse(df[col])
+        numbers, bad = _parse(df[col], decimal_comma)
         if stype is None and _share(numbers, bad) < MIN_NUMERIC_SHARE:
             continue
         if bad.any():
@@ -85,21 +99,34 @@ def _sample(series: pd.Series) -> pd.Series:
     return values.iloc[:: max(1, len(values) // _SAMPLE)].iloc[:_SAMPLE]
 
 
-def _parse(series: pd.Series) -> tuple[pd.Series, pd.Series]:
+def _parse(series: pd.Series, decimal_comma: bool = False) -> tuple[pd.Series, pd.Series]:
     """The values as float64 (NULL where not a finite number), and which
     non-NULL values are not numbers."""
     text = series.astype(object).where(series.notna())
     stripped = text.str.strip()
     null = stripped.isna() | stripped.isin(NULL_SPELLINGS)
-    numbers = pd.to_numeric(stripped.where(~null), errors="coerce").astype("float64")
-    unread = ~null & numbers.isna()
-    for read_as in (_clock_seconds, _amounts):  # each on what is still unread
+    readers = [_plain, _clock_seconds, _amounts]
+    if decimal_comma and _writes_decimal_commas(stripped[~null]):
+        readers = [_comma_amounts, _plain, _clock_seconds]  # 1.234 is a thousand and more
+    numbers = pd.Series(np.nan, index=stripped.index)
+    unread = ~null
+    for read_as in readers:  # each on what is still unread
         if not unread.any():
             break
         numbers = numbers.fillna(read_as(stripped[unread]))
         unread &= numbers.isna()
     numbers = numbers.where(np.isfinite(numbers))
     return numbers, ~null & numbers.isna()
+
+
+def _plain(text: pd.Series) -> pd.Series:
+    """Values as Python and C write numbers (``12.5``, ``-3``, ``1e3``)."""
+    return pd.to_numeric(text, errors="coerce").astype("float64")
+
+
+def _writes_decimal_commas(text: pd.Series) -> bool:
+    """Whether some value has a comma between digits and none a decimal dot."""
+    return bool(text.str.contains(r"\d,\d").any()) and not text.str.contains(_DECIMAL_DOT).any()
 
 
 def _clock_seconds(text: pd.Series) -> pd.Series:
@@ -119,8 +146,20 @@ def _amounts(text: pd.Series) -> pd.Series:
     """Values written as amounts (see :data:`_AMOUNT`) as numbers, NULL for
     the rest."""
     parts = text.str.extract(_AMOUNT)
-    value = pd.to_numeric(parts["digits"].str.replace(",", "", regex=False))
-    return value.where(parts["sign"] != "-", -value).astype("float64")
+    return _signed(parts["sign"], parts["digits"].str.replace(",", "", regex=False))
+
+
+def _comma_amounts(text: pd.Series) -> pd.Series:
+    """Values written as amounts with a decimal comma (see
+    :data:`_COMMA_AMOUNT`) as numbers, NULL for the rest."""
+    parts = text.str.extract(_COMMA_AMOUNT)
+    digits = parts["digits"].str.replace(r"[.\s]", "", regex=True).str.replace(",", ".")
+    return _signed(parts["sign"], digits)
+
+
+def _signed(sign: pd.Series, digits: pd.Series) -> pd.Series:
+    value = pd.to_numeric(digits)
+    return value.where(sign != "-", -value).astype("float64")
 
 
 def _without_null_spellings(series: pd.Series) -> pd.Series:

@@ -291,6 +291,48 @@ def test_amounts_as_spreadsheets_write_them_are_numbers(amounts):
     np.testing.assert_allclose(df["paid"].to_numpy(), values, rtol=1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "-"]),
+                          st.sampled_from(["€", "€ ", " €", "\xa0€", ""]), st.booleans(),
+                          st.integers(0, 10**9), st.integers(0, 99),
+                          st.sampled_from([".", " ", "\xa0", ""])), min_size=1, max_size=30))
+def test_amounts_with_a_decimal_comma_are_numbers_where_the_file_writes_them(amounts):
+    """Excel in a European locale: `1.234,56 €`, `-€12,50`, `1 234,56`; grouping by dots
+    or spaces. Read as numbers where the file's decimal mark is a comma; elsewhere, as
+    before, a comma between one and two digits is no number."""
+    text, values = [], []
+    for sign, currency, before, whole, cents, group in amounts:
+        digits = f"{whole:,}".replace(",", group)
+        amount = f"{digits},{cents:02d}"
+        text.append(f"{sign}{currency.strip()}{amount}" if before
+                    else f"{sign}{amount}{currency}")
+        values.append((-1 if sign else 1) * (whole + cents / 100))
+    df = pd.DataFrame({"paid": text})
+    assert recover_numbers("sales", df, ["paid"], {}, decimal_comma=True) == []
+    np.testing.assert_allclose(df["paid"].to_numpy(), values, rtol=1e-12)
+    elsewhere = pd.DataFrame({"paid": text})
+    recover_numbers("sales", elsewhere, ["paid"], {})
+    assert not (elsewhere["paid"] == pd.Series(values)).all()
+
+
+def test_a_semicolon_file_reads_its_decimal_commas_with_strays_and_its_decimal_dots(tmp_path):
+    """One value that is no number made Arrow give up the whole column, and each amount
+    became a category of its own. A column of dots (`12.5`) in the same file, and one of
+    thousands (`1.234`) without a comma, read as they did."""
+    rows = ["id;paid;qty;weight;count"] + [
+        f"{i};{i}.{i:03d},5{' €' * (i % 2)};{i},{i % 10};{i}.{i % 10};1.{i:03d}"
+        for i in range(1, 100)] + ["100;1.000,00 €;n.v.;-;-"]
+    (tmp_path / "orders.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    db = rdl.connect(tmp_path)
+    orders = db["orders"].df
+    assert db["orders"].stypes["paid"] == db["orders"].stypes["qty"] == "numerical"
+    assert orders["paid"].tolist()[:3] == [1001.5, 2002.5, 3003.5] and orders["paid"][99] == 1000
+    assert orders["qty"][11] == 12.2 and pd.isna(orders["qty"][99])
+    assert orders["weight"][11] == 12.2 and orders["count"][11] == 1.012
+    [issue] = [i for i in db.issues if i.kind == "unparseable_number"]
+    assert (issue.column, issue.count) == ("qty", 1) and "'n.v.'" in issue.message
+
+
 def test_a_decimal_comma_is_not_taken_for_grouping(tmp_path):
     """`12,5` and `1,25` cannot be grouped thousands: counted as stray values, never read
     as 125; `1,250` is grouping, as spreadsheets in English write it."""
