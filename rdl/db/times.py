@@ -13,8 +13,14 @@ import pandas as pd
 from rdl.db.schema import CALENDAR_UNITS, COUNTED_UNITS, TimeColumn
 
 _ISO = r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?"
-_SLASHED = r"\d{1,2}/\d{1,2}/\d{4}( \d{1,2}:\d{2}(:\d{2})?)?"
-_DATE_PATTERN = re.compile(rf"^\s*(?:{_ISO}|{_SLASHED})\s*$")
+# Day and month in either order, then a four-digit year, as spreadsheets write
+# dates in their locale: 03/09/2024 (US), 09/03/2024 (UK), 09.03.2024 (Germany),
+# 09-03-2024; a clock may follow, with seconds and AM/PM or without.
+_DAY_MONTH = (r"(?P<a>\d{1,2})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<year>\d{4})"
+              r"(?:[ T]+(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}(?:\.\d+)?))?"
+              r"\s*(?P<half>[AaPp][Mm])?)?")
+_DAY_MONTH_TEXT = re.compile(rf"^\s*{_DAY_MONTH}\s*$")
+_DATE_PATTERN = re.compile(rf"^\s*(?:{_ISO}|{_DAY_MONTH})\s*$")
 _EPOCH_UNITS = ("s", "ms", "us", "ns")
 # From a period's first instant to the next period's.
 _NEXT_PERIOD = {"year": pd.offsets.YearBegin(1), "month": pd.offsets.MonthBegin(1),
@@ -97,17 +103,52 @@ def parse_times(series: pd.Series, spec: TimeColumn | None = None) -> tuple[pd.S
 
 
 def _parse_date_text(series: pd.Series) -> pd.Series:
-    """ISO 8601 in any precision first; what remains gets pandas' format
-    inference (e.g. ``12/31/2023``), so mixed ISO precisions all parse.
-    Values pandas cannot place (MySQL's zero date ``0000-00-00``) become NaT
-    for the caller to count, without pandas' warning about each guess."""
+    """ISO 8601 in any precision first, then day and month in the order the
+    column writes them (:func:`_parse_day_month`); what remains gets pandas'
+    format inference, so mixed ISO precisions all parse. Values pandas cannot
+    place (MySQL's zero date ``0000-00-00``) become NaT for the caller to
+    count, without pandas' warning about each guess."""
     parsed = pd.to_datetime(series, format="ISO8601", errors="coerce", utc=True)
     retry = series.notna() & parsed.isna()
+    if retry.any():
+        parts = series[retry].astype(str).str.extract(_DAY_MONTH_TEXT)
+        written = parts["year"].notna()
+        parsed[written[written].index] = _parse_day_month(parts[written])
+        retry &= ~written.reindex(series.index, fill_value=False)
     if retry.any():
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "Could not infer format", UserWarning)
             parsed[retry] = pd.to_datetime(series[retry], errors="coerce", utc=True)
     return parsed
+
+
+def _parse_day_month(parts: pd.DataFrame) -> pd.Series:
+    """Dates split by :data:`_DAY_MONTH` as UTC times. A column writes day
+    and month in one order, which its values tell: a first number above 12
+    is a day (09/03/2024 is 9 March where 18/03/2024 is in the column), a
+    second one a month's day. A column that has both is read in the order
+    more of its values need, the others becoming NaT (counted by the
+    caller); one with neither reads 09.03.2024 and 09-03-2024 day first, as
+    the places that write dots and dashes do, and 09/03/2024 month first, as
+    US spreadsheets and pandas do (a schema file's ``format`` decides
+    otherwise)."""
+    first, second = pd.to_numeric(parts["a"]), pd.to_numeric(parts["b"])
+    days_first, days_second = int((first > 12).sum()), int((second > 12).sum())
+    if days_first or days_second:
+        day_first = days_first >= days_second
+    else:
+        day_first = bool((parts["sep"] != "/").all())
+    day, month = (first, second) if day_first else (second, first)
+    dates = pd.to_datetime(pd.DataFrame({"year": pd.to_numeric(parts["year"]), "month": month,
+                                         "day": day}), errors="coerce")
+    hour = pd.to_numeric(parts["h"]).fillna(0)
+    half = parts["half"].str.lower()
+    hour = hour.where(half.isna(), hour % 12 + 12 * (half == "pm"))
+    valid_clock = (hour < 24) & (pd.to_numeric(parts["m"]).fillna(0) < 60)
+    seconds = (hour * 3600 + pd.to_numeric(parts["m"]).fillna(0) * 60
+               + pd.to_numeric(parts["s"]).fillna(0))
+    times = dates + pd.to_timedelta(seconds, unit="s")
+    return times.where(valid_clock).dt.tz_localize("UTC")
 
 
 def _parse_calendar_numbers(series: pd.Series, unit: str) -> pd.Series:

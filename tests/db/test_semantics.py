@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import numpy as np
 import pandas as pd
@@ -218,6 +219,64 @@ def test_mixed_iso_precisions_and_slashed_dates_all_parse():
     assert parsed.iloc[1] == pd.Timestamp("2024-02-03 10:00")
     parsed, bad = parse_times(pd.Series(["12/31/2023", "01/15/2024"]))
     assert (bad, parsed.iloc[0]) == (0, pd.Timestamp("2023-12-31"))
+
+
+_LOCALES = {"us": ("%m/%d/%Y", False), "uk": ("%d/%m/%Y", True),
+            "de": ("%d.%m.%Y", True), "nl": ("%d-%m-%Y", True)}
+_CLOCKS = {"none": "", "minutes": " %H:%M", "seconds": " %H:%M:%S", "am_pm": " %I:%M:%S %p"}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.datetimes(dt.datetime(1950, 1, 1), dt.datetime(2099, 12, 31)),
+                min_size=1, max_size=25),
+       st.sampled_from(sorted(_LOCALES)), st.sampled_from(sorted(_CLOCKS)), st.booleans())
+def test_day_and_month_are_read_in_the_order_the_column_writes_them(times, locale, clock,
+                                                                    padded):
+    """09/03/2024 is 9 March where a day above 12 comes first elsewhere in the column, and
+    3 September where one comes second; with no day above 12, dots and dashes are read day
+    first and slashes month first (as US spreadsheets write them). Brute force: the format."""
+    times = [t.replace(second=t.second * (clock in ("seconds", "am_pm")), microsecond=0,
+                       minute=t.minute * (clock != "none"), hour=t.hour * (clock != "none"))
+             for t in times]
+    fmt, day_first = _LOCALES[locale]
+    text = [t.strftime(fmt + _CLOCKS[clock]) for t in times]
+    if not padded:  # 3/9/2024 1:05:00 PM, as Excel writes them in the US
+        text = [re.sub(r"(?<![\d:])0(\d)", r"\1", v) for v in text]
+    parsed, bad = parse_times(pd.Series(text))
+    told = any(t.day > 12 for t in times)
+    reads_day_first = day_first if told else locale != "us" and locale != "uk"
+    expected = [t if reads_day_first == day_first or t.day > 12 or t.day == t.month
+                else _swapped(t) for t in times]
+    assert bad == 0
+    assert [None if pd.isna(p) else p.to_pydatetime() for p in parsed] == expected
+
+
+def _swapped(t: dt.datetime) -> dt.datetime:
+    return t.replace(day=t.month, month=t.day)
+
+
+def test_a_column_of_both_orders_reads_most_of_it_and_counts_the_rest():
+    parsed, bad = parse_times(pd.Series(["18/03/2024", "25/12/2023", "03/18/2024", "02/01/2024"]))
+    assert bad == 1 and pd.isna(parsed[2])
+    assert parsed[[0, 1, 3]].tolist() == [pd.Timestamp("2024-03-18"), pd.Timestamp("2023-12-25"),
+                                           pd.Timestamp("2024-01-02")]
+
+
+def test_a_european_export_gets_its_time_column(tmp_path):
+    """`;`, dates written 18.10.2024 10:00 and amounts 1,5: before, the dates were a category
+    of their own each and the table had no time; 09/03/2024 beside 18/10/2024 was read as
+    3 September, and every date with a day above 12 was dropped."""
+    rows = ["id;datum;tag;betrag"] + [
+        f"{i};{1 + i % 28:02d}.{1 + i % 12:02d}.2024 10:00;{1 + i % 28:02d}/{1 + i % 12:02d}/2024;"
+        f"{i},5" for i in range(60)]
+    (tmp_path / "buchungen.csv").write_text("\n".join(rows) + "\n")
+    db = rdl.connect(tmp_path)
+    table = db["buchungen"]
+    assert table.time_column == "datum" and table.stypes["tag"] == "timestamp"
+    assert len(table.df) == 60 and [i for i in db.issues if i.table == "buchungen"] == []
+    row = table.df.set_index("id").loc[20]
+    assert (row["datum"], row["tag"]) == (pd.Timestamp("2024-09-21 10:00"),
+                                          pd.Timestamp("2024-09-21"))
 
 
 def test_codes_with_a_few_letters_keep_their_text(tmp_path):
