@@ -20,7 +20,15 @@ _DAY_MONTH = (r"(?P<a>\d{1,2})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<year>\d{4}
               r"(?:[ T]+(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}(?:\.\d+)?))?"
               r"\s*(?P<half>[AaPp][Mm])?)?")
 _DAY_MONTH_TEXT = re.compile(rf"^\s*{_DAY_MONTH}\s*$")
-_DATE_PATTERN = re.compile(rf"^\s*(?:{_ISO}|{_DAY_MONTH})\s*$")
+# Months by name (Oracle's 09-MAR-24, Excel's 9-Mar-2024, Mar 9, 2024, an HTTP
+# date's Sat, 09 Mar 2024 10:00:00 GMT) and year-first slashes (2024/03/09),
+# which pandas reads once they are known to be dates.
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_CLOCK = r"(?:,?[ T]+\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:[ap]m)?(?:\s*(?:gmt|utc|z))?)?"
+_NAMED = (rf"(?:[a-z]{{3}},?\s+)?(?:\d{{1,2}}[ -]?{_MONTH}[ -]?\d{{2,4}}"
+          rf"|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|\d{{4}}/\d{{1,2}}/\d{{1,2}}){_CLOCK}")
+_DATE_PATTERN = re.compile(rf"^\s*(?:{_ISO}|{_DAY_MONTH}|{_NAMED})\s*$", re.I)
 _EPOCH_UNITS = ("s", "ms", "us", "ns")
 # From a period's first instant to the next period's.
 _NEXT_PERIOD = {"year": pd.offsets.YearBegin(1), "month": pd.offsets.MonthBegin(1),

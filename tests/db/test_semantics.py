@@ -279,6 +279,37 @@ def test_a_european_export_gets_its_time_column(tmp_path):
                                           pd.Timestamp("2024-09-21"))
 
 
+DAYS = ["2024-03-09", "2024-10-18", "2025-01-01"]
+
+
+@pytest.mark.parametrize("written, expected", [
+    (["09-MAR-24", "18-OCT-24", "01-JAN-25"], DAYS),                # Oracle's default
+    (["9-Mar-2024", "18-Oct-2024", "1-Jan-2025"], DAYS),            # Excel's d-mmm-yyyy
+    (["9 March 2024", "18 October 2024", "1 January 2025"], DAYS),
+    (["2024/03/09", "2024/10/18", "2025/01/01"], DAYS),             # year first, slashed
+    (["Mar 9, 2024 10:15 AM", "Oct 18, 2024 1:15 PM", "Jan 1, 2025 12:00 AM"],
+     ["2024-03-09 10:15", "2024-10-18 13:15", "2025-01-01 00:00"]),
+    (["Sat, 09 Mar 2024 10:00:00 GMT", "Fri, 18 Oct 2024 13:00:00 GMT",
+      "Wed, 01 Jan 2025 00:00:00 GMT"],                           # HTTP and e-mail headers
+     ["2024-03-09 10:00", "2024-10-18 13:00", "2025-01-01 00:00"]),
+])
+def test_dates_with_month_names_or_year_first_slashes_are_a_tables_time(tmp_path, written,
+                                                                        expected):
+    """Each was a category per value before, and the table had no time."""
+    pd.DataFrame({"order_id": range(30), "ordered": written * 10}).to_csv(
+        tmp_path / "orders.csv", index=False)
+    orders = rdl.connect(tmp_path)["orders"]
+    assert orders.time_column == "ordered"
+    assert orders.df.sort_values("order_id")["ordered"].tolist()[:3] == [
+        pd.Timestamp(t) for t in expected]
+
+
+@pytest.mark.parametrize("text", [["May", "June", "March"], ["Mayonnaise 12 2024", "x 1 2024"],
+                                  ["mar 1234", "dec 99"], ["Jan 12", "Feb 3"]])
+def test_month_names_without_a_whole_date_are_not_dates(text):
+    assert infer_stype(pd.Series(text * 5)) == "categorical"
+
+
 def test_codes_with_a_few_letters_keep_their_text(tmp_path):
     """MovieLens' users: US zip codes and a few Canadian ones. Read as numbers the letters
     would become NULL (and leading zeros vanish); a column named as a code or an id keeps its
