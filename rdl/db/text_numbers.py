@@ -13,10 +13,12 @@ and times of day written on a clock (a lap of ``1:26.572``, a race of
 typed ``TIME`` and ``INTERVAL`` columns are read: as text each value would be
 a category of its own. A clock's minutes and seconds are two digits under 60,
 so a football score (``2:1``) or a ratio (``16:9``) stays text. So do
-amounts as spreadsheets write them: a currency sign, a percent sign and
-thousands grouped by commas are dropped (``$1,007.99`` is 1007.99, ``45%``
-is 45, ``€5`` is 5), while a decimal comma (``12,5``) stays a stray value,
-as a comma between one and two digits cannot be told from grouping. Where the
+amounts as spreadsheets write them: a currency sign or a common currency's
+code, a percent sign and thousands grouped by commas (or apostrophes) are
+dropped (``$1,007.99`` is 1007.99, ``45%`` is 45, ``€5`` and ``EUR 5`` are
+5), an accountant's parentheses make a negative (``(1,234.56)``), while a
+decimal comma (``12,5``) stays a stray value, as a comma between one and two
+digits cannot be told from grouping. Where the
 file says its decimal mark is a comma (a ``;``-separated CSV, as Excel writes
 them in European locales), a column with commas between digits and no dot
 before one, two or four digits is read the other way round: ``1.234,56 €``
@@ -45,13 +47,25 @@ NULL_SPELLINGS = ("", "NA", "N/A", "n/a", "#N/A", "null", "NULL", "Null",
 MIN_NUMERIC_SHARE = 0.95
 # [sign] [hours:] minutes : seconds [.fraction], minutes and seconds of a clock
 _CLOCK = r"^(?P<sign>[+-]?)(?:(?P<h>\d+):)??(?P<m>\d+):(?P<s>[0-5]\d)(?P<frac>\.\d+)?$"
-# [sign] [currency] digits, grouped by commas or not, [.fraction] [% or currency]
-_AMOUNT = (r"^(?P<sign>[+-]?)\s*[$€£¥₹]?\s*(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.?\d+)"
-           r"\s*(?:%|[$€£¥₹])?$")
-# The same, written with a decimal comma: [sign] [currency] digits, grouped by
-# dots or spaces or not, [,fraction] [% or currency] (1.234,56 €, 12,5, 1 234,56)
-_COMMA_AMOUNT = (r"^(?P<sign>[+-]?)\s*[$€£¥₹]?\s*"
-                 r"(?P<digits>\d{1,3}(?:[.\s]\d{3})+(?:,\d+)?|\d*,?\d+)\s*(?:%|[$€£¥₹])?$")
+# A currency as a sign or as the ISO code of a common one (EUR 12.50, 12.50 USD);
+# not any three letters, which flight numbers (DLH 400) and codes also start with.
+_CURRENCY = (r"(?:[$€£¥₹]|(?:USD|EUR|GBP|JPY|CHF|CAD|AUD|NZD|CNY|HKD|SGD|INR|BRL|MXN|ZAR"
+             r"|SEK|NOK|DKK|PLN|CZK|HUF|RUB|TRY|KRW)(?=[\s\d(]|$))")
+
+
+def _amount(digits: str) -> str:
+    """[sign] [currency] DIGITS [% or currency], or in parentheses, as accountants
+    write a negative amount (``(1,234.56)``, ``$(12.50)``)."""
+    outer, inner = rf"\s*{_CURRENCY}?\s*", rf"\s*(?:{_CURRENCY}|%)?\s*"
+    return (rf"^(?P<sign>[+-]?){outer}(?P<open>\(?){outer}(?P<digits>{digits}){inner}"
+            rf"(?P<close>\)?){inner}$")
+
+
+# digits, grouped by commas (or a Swiss apostrophe) or not, [.fraction]
+_AMOUNT = _amount(r"\d{1,3}(?:[,'’]\d{3})+(?:\.\d+)?|\d*\.?\d+")
+# The same, written with a decimal comma: digits, grouped by dots or spaces or
+# not, [,fraction] (1.234,56 €, 12,5, 1 234,56)
+_COMMA_AMOUNT = _amount(r"\d{1,3}(?:[.\s]\d{3})+(?:,\d+)?|\d*,?\d+")
 # A dot before other than three digits is a decimal point: such a column does
 # not write decimal commas, whatever its file does.
 _DECIMAL_DOT = r"\d\.(?:\d{1,2}|\d{4,})(?!\d)"
@@ -146,7 +160,7 @@ def _amounts(text: pd.Series) -> pd.Series:
     """Values written as amounts (see :data:`_AMOUNT`) as numbers, NULL for
     the rest."""
     parts = text.str.extract(_AMOUNT)
-    return _signed(parts["sign"], parts["digits"].str.replace(",", "", regex=False))
+    return _signed(parts, parts["digits"].str.replace(r"[,'’]", "", regex=True))
 
 
 def _comma_amounts(text: pd.Series) -> pd.Series:
@@ -154,12 +168,16 @@ def _comma_amounts(text: pd.Series) -> pd.Series:
     :data:`_COMMA_AMOUNT`) as numbers, NULL for the rest."""
     parts = text.str.extract(_COMMA_AMOUNT)
     digits = parts["digits"].str.replace(r"[.\s]", "", regex=True).str.replace(",", ".")
-    return _signed(parts["sign"], digits)
+    return _signed(parts, digits)
 
 
-def _signed(sign: pd.Series, digits: pd.Series) -> pd.Series:
+def _signed(parts: pd.DataFrame, digits: pd.Series) -> pd.Series:
+    """``digits`` as numbers, negative where a minus or parentheses say so;
+    NULL where a parenthesis is not closed or not opened."""
     value = pd.to_numeric(digits)
-    return value.where(sign != "-", -value).astype("float64")
+    negative = (parts["sign"] == "-") ^ (parts["open"] == "(")
+    value = value.where(~negative, -value).astype("float64")
+    return value.where(parts["open"].eq("(") == parts["close"].eq(")"))
 
 
 def _without_null_spellings(series: pd.Series) -> pd.Series:

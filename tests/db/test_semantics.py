@@ -382,6 +382,37 @@ def test_amounts_as_spreadsheets_write_them_are_numbers(amounts):
 
 
 @settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "minus", "parentheses"]),
+                          st.sampled_from(["$", "EUR ", "CHF", ""]), st.booleans(),
+                          st.integers(0, 10**9), st.integers(0, 99),
+                          st.sampled_from([",", "'", ""])), min_size=1, max_size=30))
+def test_accounts_negatives_codes_and_swiss_grouping_are_numbers(amounts):
+    """`(1,234.56)` as accountants write -1234.56, `$(12.50)`, `EUR 5`, `12.50 CHF`,
+    `1'234.56` (grouped as in Switzerland)."""
+    text, values = [], []
+    for negative, currency, before, whole, cents, group in amounts:
+        amount = f"{whole:,}".replace(",", group) + f".{cents:02d}"
+        if negative == "parentheses":
+            amount = f"({amount})"
+        amount = f"{currency}{amount}" if before else f"{amount} {currency.strip()}".strip()
+        text.append(f"-{amount}" if negative == "minus" else amount)
+        values.append((-1 if negative else 1) * (whole + cents / 100))
+    df = pd.DataFrame({"balance": text})
+    assert recover_numbers("ledger", df, ["balance"], {}) == []
+    np.testing.assert_allclose(df["balance"].to_numpy(), values, rtol=1e-12)
+
+
+def test_three_letters_that_name_no_currency_keep_a_column_text():
+    """Flight numbers as airlines' ICAO codes write them are no amounts in euros."""
+    df = pd.DataFrame({"flight": ["DLH 400", "BAW 117", "AFR 6", "EUR 12"] * 5})
+    recover_numbers("flights", df, ["flight"], {})
+    assert df["flight"].tolist()[:4] == ["DLH 400", "BAW 117", "AFR 6", "EUR 12"]
+    unbalanced = pd.DataFrame({"paid": ["(12.50", "12.50)"] + ["3.50"] * 38})
+    [issue] = recover_numbers("sales", unbalanced, ["paid"], {})
+    assert issue.count == 2 and unbalanced["paid"][:2].isna().all()
+
+
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["", "-"]),
                           st.sampled_from(["€", "€ ", " €", "\xa0€", ""]), st.booleans(),
                           st.integers(0, 10**9), st.integers(0, 99),
