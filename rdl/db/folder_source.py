@@ -46,9 +46,7 @@ class FolderSource:
             if reader is None:
                 if path.suffix not in (".yaml", ".yml", ".md"):
                     self.issues.append(DataIssue(
-                        "ignored_file", path.name, None, 0, "file ignored",
-                        "not a parquet or CSV file",
-                    ))
+                        "ignored_file", path.name, None, 0, "file ignored", _why_ignored(path)))
                 continue
             if name in self._readers:
                 raise SourceError(
@@ -58,9 +56,11 @@ class FolderSource:
             self._readers[name] = reader(path)
             self._report_encoding(name)
         if not self._readers:
+            found = "".join(f" {issue.table}: {issue.message}." for issue in self.issues[:3])
             raise SourceError(
                 f"No readable tables in folder {str(self.folder)!r}: expected parquet files "
                 f"({', '.join(PARQUET_SUFFIXES)}) or CSV files ({', '.join(CSV_SUFFIXES)})."
+                + found
             )
 
     def tables(self) -> list[TableInfo]:
@@ -170,6 +170,11 @@ class _CsvTable:
 
 
 _DELIMITERS = (",", ";", "\t", "|")
+# Files a folder of tables often holds beside them, and what makes them readable.
+_WORKBOOKS = (".xlsx", ".xlsm", ".xls", ".ods")
+_JSON = (".json", ".jsonl", ".ndjson")
+_DATABASES = (".sqlite", ".sqlite3", ".db", ".duckdb")
+_TEXT = (".txt", ".asc", ".dat", ".tab")
 _SNIFF_BYTES = 1 << 16
 
 
@@ -196,6 +201,44 @@ def sniff_csv(path: Path) -> tuple[str, str]:
     default = "\t" if ".tsv" in path.name else ","
     best = max(_DELIMITERS, key=lambda d: (header.count(d), d == default))
     return (best if header.count(best) else default), encoding
+
+
+def _why_ignored(path: Path) -> str:
+    """Why a file of the folder is no table, and how to make it one."""
+    stem, suffix = path.stem, path.suffix.lower()
+    if suffix in (".gz", ".bz2"):
+        stem, suffix = Path(stem).stem, Path(stem).suffix.lower()
+    if path.is_dir():
+        return "a folder without parquet files (a table's parts are parquet files)"
+    if suffix in _WORKBOOKS:
+        return ("a spreadsheet workbook, which rdl does not read: save each sheet as a CSV "
+                "file (Excel: Save As, CSV UTF-8), one file per table")
+    if suffix in _JSON:
+        return (f"JSON, which rdl does not read: write it as parquet, e.g. duckdb -c "
+                f"\"COPY (FROM '{path.name}') TO '{stem}.parquet'\"")
+    if suffix in _DATABASES:
+        return f"a database file: point rdl at it instead (rdl inspect {path})"
+    if suffix in _TEXT and (delimiter := _table_delimiter(path)):
+        return (f"its first lines are a table separated by {delimiter!r}: rename it "
+                f"{stem}.csv to read it")
+    return "not a parquet or CSV file"
+
+
+def _table_delimiter(path: Path) -> str | None:
+    """The delimiter that splits a text file's first two lines into the same
+    two or more fields (Berka's ``.asc`` files are ``;``-separated), if any."""
+    try:
+        with pa.input_stream(str(path), compression="detect") as stream:
+            lines = stream.read(_SNIFF_BYTES).decode("latin1").splitlines()[:2]
+    except (OSError, pa.ArrowException):
+        return None
+    if len(lines) < 2:
+        return None
+    for delimiter in _DELIMITERS:
+        fields = {line.count(delimiter) for line in lines}
+        if len(fields) == 1 and fields.pop() >= 1:
+            return delimiter
+    return None
 
 
 def _table_name_and_reader(path: Path) -> tuple[str, Callable | None]:

@@ -211,6 +211,38 @@ def test_folder_without_readable_files(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(SourceError, match="No readable tables in folder"):
         rdl.connect(tmp_path)
+    (tmp_path / "shop.xlsx").write_bytes(b"PK\x03\x04")
+    with pytest.raises(SourceError, match=re.escape(
+            "(.csv, .csv.gz, .csv.bz2, .tsv, .tsv.gz). notes.txt: not a parquet or CSV file. "
+            "shop.xlsx: a spreadsheet workbook, which rdl does not read: save each sheet")):
+        rdl.connect(tmp_path)
+
+
+def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
+    """A workbook, JSON lines, a database file, Berka's `;`-separated `.asc` and a sub-folder
+    of images each get a line saying what to do; notes and a schema file get none."""
+    import gzip
+
+    pd.DataFrame({"id": [1, 2]}).to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "orders.xlsx").write_bytes(b"PK\x03\x04")
+    (tmp_path / "events.jsonl.gz").write_bytes(gzip.compress(b'{"a": 1}\n'))
+    (tmp_path / "shop.duckdb").write_bytes(b"")
+    (tmp_path / "loan.asc").write_text('"loan_id";"date"\n5314;930705\n')
+    (tmp_path / "notes.txt").write_text("About the data\nmore, later\n")
+    (tmp_path / "schema.yaml").write_text("tables: {}\n")
+    (tmp_path / "pictures").mkdir()
+    db = rdl.connect(tmp_path)
+    assert list(db.tables) == ["t"]
+    why = {i.table: i.message for i in db.issues if i.kind == "ignored_file"}
+    assert sorted(why) == ["events.jsonl.gz", "loan.asc", "notes.txt", "orders.xlsx",
+                           "pictures", "shop.duckdb"]
+    assert "save each sheet as a CSV file" in why["orders.xlsx"]
+    assert "COPY (FROM 'events.jsonl.gz') TO 'events.parquet'" in why["events.jsonl.gz"]
+    assert f"rdl inspect {tmp_path / 'shop.duckdb'}" in why["shop.duckdb"]
+    assert why["loan.asc"] == ("its first lines are a table separated by ';': rename it "
+                               "loan.csv to read it")
+    assert why["notes.txt"] == "not a parquet or CSV file"
+    assert why["pictures"].startswith("a folder without parquet files")
 
 
 def test_nonsense_source():
