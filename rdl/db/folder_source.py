@@ -9,6 +9,7 @@ parsing.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,7 +65,10 @@ class FolderSource:
             )
 
     def tables(self) -> list[TableInfo]:
-        return [reader.info(name) for name, reader in self._readers.items()]
+        infos = [reader.info(name) for name, reader in self._readers.items()]
+        for name, reader in self._readers.items():
+            self.issues.extend(getattr(reader, "header_issues", lambda _: [])(name))
+        return infos
 
     def read(self, info: TableInfo, columns: list[str], bound: TimeBound | None = None,
              limit: int | None = None) -> pa.Table:
@@ -126,19 +130,36 @@ class _CsvTable:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.delimiter, self.encoding = sniff_csv(path)
+        self.header: list[str] = []  # the header's names, as written
+        self.names: list[str] = []   # the columns' names: unique, none empty
 
     def info(self, name: str) -> TableInfo:
         try:
             parse_options = pv.ParseOptions(delimiter=self.delimiter)
             with pv.open_csv(self.path, read_options=pv.ReadOptions(encoding=self.encoding),
                              parse_options=parse_options) as reader:
-                names = list(reader.schema.names)
+                self.header = list(reader.schema.names)
         except UnicodeDecodeError:  # past the sniffed start, a byte cp1252 lacks
             self.encoding = "latin1"
             return self.info(name)
         except (pa.ArrowException, OSError) as exc:
-            raise SourceError(f"Could not read CSV {self.path}: {exc}") from None
-        return TableInfo(name, names, decimal_comma=self.delimiter == ";")
+            raise SourceError(f"Could not read CSV {self.path}: {exc}"
+                              f"{_field_count_hint(str(exc))}") from None
+        self.names = unique_column_names(self.header)
+        return TableInfo(name, self.names, decimal_comma=self.delimiter == ";")
+
+    def header_issues(self, name: str) -> list[DataIssue]:
+        """A report per header name given twice or left empty (a delimiter at
+        the end of every line), which would otherwise hide a column."""
+        issues = []
+        for i, (written, read_as) in enumerate(zip(self.header, self.names)):
+            if written == read_as:
+                continue
+            why = (f"column {i + 1} has no name in the header" if not written else
+                   f"the header names {written!r} again in column {i + 1}")
+            issues.append(DataIssue("csv_header", name, read_as, 0, f"read as {read_as!r}",
+                                    f"{why} of {self.path.name}"))
+        return issues
 
     def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
         assert bound is None, "CSV columns are not comparable; the cut happens after parsing"
@@ -151,9 +172,11 @@ class _CsvTable:
 
     def _parse(self, columns: list[str]) -> pa.Table:
         try:
+            renamed = self.names != self.header  # then the header is read as a row, skipped
             return pv.read_csv(
                 self.path,
-                read_options=pv.ReadOptions(encoding=self.encoding),
+                read_options=pv.ReadOptions(encoding=self.encoding, skip_rows=int(renamed),
+                                            column_names=self.names if renamed else None),
                 parse_options=pv.ParseOptions(delimiter=self.delimiter),
                 convert_options=pv.ConvertOptions(
                     null_values=list(NULL_SPELLINGS), strings_can_be_null=True,
@@ -166,7 +189,34 @@ class _CsvTable:
             self.encoding = "latin1"
             return self._parse(columns)
         except (pa.ArrowException, OSError) as exc:
-            raise SourceError(f"Could not read CSV {self.path}: {exc}") from None
+            raise SourceError(f"Could not read CSV {self.path}: {exc}"
+                              f"{_field_count_hint(str(exc))}") from None
+
+
+def unique_column_names(header: list[str]) -> list[str]:
+    """The header's names, an empty one as ``column_<n>`` and a repeated one
+    as ``<name>_2``, ``<name>_3``, ... (never a name the header holds)."""
+    names: list[str] = []
+    for i, name in enumerate(header):
+        base = name or f"column_{i + 1}"
+        candidate, k = base, 1
+        while candidate in names or (candidate != name and candidate in header):
+            k += 1
+            candidate = f"{base}_{k}"
+        names.append(candidate)
+    return names
+
+
+def _field_count_hint(message: str) -> str:
+    """What to do about a line whose fields the header's do not match."""
+    found = re.search(r"Expected (\d+) columns, got (\d+)", message)
+    if found is None:
+        return ""
+    if found.group(1) == "1":
+        return (" (the header, the file's first line, has one field: delete any lines of "
+                "title above it)")
+    return (f" (every line needs the header's {found.group(1)} fields: delete lines of totals "
+            "or notes below the data, and quote values that hold the delimiter)")
 
 
 _DELIMITERS = (",", ";", "\t", "|")

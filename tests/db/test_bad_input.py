@@ -6,9 +6,12 @@ import sqlite3
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import rdl
 from rdl.db import SchemaError, SourceError
+from rdl.db.folder_source import unique_column_names
 from rdl.db.schema_report import format_report
 from rdl.testing.files import write_parquet, write_sqlite
 
@@ -253,6 +256,41 @@ def test_nonsense_source():
 def test_malformed_csv_names_file_and_row(tmp_path):
     (tmp_path / "t.csv").write_text("a,b\n1,2\n3,4,5\n")
     with pytest.raises(SourceError, match=r"t\.csv.*(Expected 2 columns|row)"):
+        rdl.connect(tmp_path)
+
+
+def test_a_header_that_repeats_a_name_or_leaves_one_empty_hides_no_column(tmp_path):
+    """Two `amount` columns were read as one, silently; a delimiter at the end of every
+    line (as some exports write them) gave a column without a name."""
+    (tmp_path / "sales.csv").write_text(
+        "id;amount;amount;amount_2;;date;\n1;2,5;3;9;x;2024-01-01;\n2;3,5;4;8;y;2024-01-02;\n")
+    db = rdl.connect(tmp_path)
+    sales = db["sales"].df
+    assert sales[["amount", "amount_3", "amount_2", "column_5"]].values.tolist() == [
+        [2.5, 3, 9, "x"], [3.5, 4, 8, "y"]]
+    assert db["sales"].time_column == "date" and "column_7" not in sales  # all NULL: dropped
+    named = sorted((i.column, i.message) for i in db.issues if i.kind == "csv_header")
+    assert named == [("amount_3", "the header names 'amount' again in column 3 of sales.csv"),
+                     ("column_5", "column 5 has no name in the header of sales.csv"),
+                     ("column_7", "column 7 has no name in the header of sales.csv")]
+
+
+@given(st.lists(st.sampled_from(["", "a", "a_2", "b", "column_1", "column_2"]), max_size=8))
+def test_header_names_become_unique_and_named(header):
+    names = unique_column_names(header)
+    assert len(set(names)) == len(names) == len(header) and all(names)
+    for written, name in zip(header, names):  # a unique written name is kept as written
+        if written and header.count(written) == 1:
+            assert name == written
+
+
+@pytest.mark.parametrize("text, hint", [
+    ("Sales report 2024\n\nid,amount\n1,2.5\n", "delete any lines of title above it"),
+    ("id,amount\n1,2.5\n2,3.5\nTotal,6.0,x\n", "every line needs the header's 2 fields"),
+])
+def test_a_line_of_title_or_totals_says_what_to_delete(tmp_path, text, hint):
+    (tmp_path / "sales.csv").write_text(text)
+    with pytest.raises(SourceError, match=re.escape(hint)):
         rdl.connect(tmp_path)
 
 
