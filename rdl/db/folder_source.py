@@ -132,6 +132,9 @@ class _CsvTable:
         self.delimiter, self.encoding = sniff_csv(path)
         self.header: list[str] = []  # the header's names, as written
         self.names: list[str] = []   # the columns' names: unique, none empty
+        # Quoted values that span lines (reviews, comments) need Arrow's slower
+        # parse, which a file gets once Arrow's fast one finds it cannot split it.
+        self.multiline = False
 
     def info(self, name: str) -> TableInfo:
         try:
@@ -177,7 +180,8 @@ class _CsvTable:
                 self.path,
                 read_options=pv.ReadOptions(encoding=self.encoding, skip_rows=int(renamed),
                                             column_names=self.names if renamed else None),
-                parse_options=pv.ParseOptions(delimiter=self.delimiter),
+                parse_options=pv.ParseOptions(delimiter=self.delimiter,
+                                              newlines_in_values=self.multiline),
                 convert_options=pv.ConvertOptions(
                     null_values=list(NULL_SPELLINGS), strings_can_be_null=True,
                     include_columns=columns,
@@ -189,6 +193,9 @@ class _CsvTable:
             self.encoding = "latin1"
             return self._parse(columns)
         except (pa.ArrowException, OSError) as exc:
+            if not self.multiline and "newlines_in_values" in str(exc):
+                self.multiline = True
+                return self._parse(columns)
             raise SourceError(f"Could not read CSV {self.path}: {exc}"
                               f"{_field_count_hint(str(exc))}") from None
 

@@ -294,6 +294,19 @@ def test_a_line_of_title_or_totals_says_what_to_delete(tmp_path, text, hint):
         rdl.connect(tmp_path)
 
 
+def test_quoted_values_that_span_lines_read_past_arrows_first_block(tmp_path):
+    """Reviews and comments hold line breaks; past the first megabyte Arrow's parallel reader
+    stopped with "CSV parser got out of sync with chunker"."""
+    rows = 60_000
+    texts = [f"line one {i}\nline two, with a comma" for i in range(rows)]
+    pd.DataFrame({"review_id": range(rows), "comment": texts,
+                  "created": pd.date_range("2024-01-01", periods=rows, freq="min")}
+                 ).to_csv(tmp_path / "reviews.csv", index=False)
+    assert (tmp_path / "reviews.csv").stat().st_size > 2 << 20  # past Arrow's 1 MiB blocks
+    reviews = rdl.connect(tmp_path)["reviews"].df.sort_values("review_id")
+    assert reviews["comment"].tolist() == texts
+
+
 ORDERS_ROWS = [("1", "Crème brûlée", "12.50", "2024-01-02"), ("2", "Café", "3.75", "2024-01-05")]
 
 
