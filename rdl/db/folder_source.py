@@ -129,7 +129,7 @@ class _CsvTable:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.delimiter, self.encoding = sniff_csv(path)
+        self.delimiter, self.encoding, self.preamble = sniff_csv(path)
         self.header: list[str] = []  # the header's names, as written
         self.names: list[str] = []   # the columns' names: unique, none empty
         # Quoted values that span lines (reviews, comments) need Arrow's slower
@@ -139,7 +139,8 @@ class _CsvTable:
     def info(self, name: str) -> TableInfo:
         try:
             parse_options = pv.ParseOptions(delimiter=self.delimiter)
-            with pv.open_csv(self.path, read_options=pv.ReadOptions(encoding=self.encoding),
+            read_options = pv.ReadOptions(encoding=self.encoding, skip_rows=self.preamble)
+            with pv.open_csv(self.path, read_options=read_options,
                              parse_options=parse_options) as reader:
                 self.header = list(reader.schema.names)
         except UnicodeDecodeError:  # past the sniffed start, a byte cp1252 lacks
@@ -156,6 +157,7 @@ class _CsvTable:
         the end of every line), which would otherwise hide a column."""
         issues = []
         for i, (written, read_as) in enumerate(zip(self.header, self.names)):
+            written = written.strip()  # spaces around a name are how it was typed
             if written == read_as:
                 continue
             why = (f"column {i + 1} has no name in the header" if not written else
@@ -178,7 +180,8 @@ class _CsvTable:
             renamed = self.names != self.header  # then the header is read as a row, skipped
             return pv.read_csv(
                 self.path,
-                read_options=pv.ReadOptions(encoding=self.encoding, skip_rows=int(renamed),
+                read_options=pv.ReadOptions(encoding=self.encoding,
+                                            skip_rows=self.preamble + int(renamed),
                                             column_names=self.names if renamed else None),
                 parse_options=pv.ParseOptions(delimiter=self.delimiter,
                                               newlines_in_values=self.multiline),
@@ -201,10 +204,12 @@ class _CsvTable:
 
 
 def unique_column_names(header: list[str]) -> list[str]:
-    """The header's names, an empty one as ``column_<n>`` and a repeated one
-    as ``<name>_2``, ``<name>_3``, ... (never a name the header holds)."""
+    """The header's names without the spaces around them (``id, amount``),
+    an empty one as ``column_<n>`` and a repeated one as ``<name>_2``,
+    ``<name>_3``, ... (never a name the header holds)."""
     names: list[str] = []
     for i, name in enumerate(header):
+        name = name.strip()
         base = name or f"column_{i + 1}"
         candidate, k = base, 1
         while candidate in names or (candidate != name and candidate in header):
@@ -235,11 +240,13 @@ _TEXT = (".txt", ".asc", ".dat", ".tab")
 _SNIFF_BYTES = 1 << 16
 
 
-def sniff_csv(path: Path) -> tuple[str, str]:
-    """The delimiter and encoding of a CSV file, from its first 64 kB: the
-    delimiter that splits its header line most (the suffix's, ``,`` or tab,
-    on a tie), and UTF-8 unless those bytes are not, then Windows' cp1252
-    (as Excel writes), or Latin-1, which decodes any byte."""
+def sniff_csv(path: Path) -> tuple[str, str, int]:
+    """The delimiter, encoding and lines before the header of a CSV file,
+    from its first 64 kB: the delimiter that splits its header line most
+    (the suffix's, ``,`` or tab, on a tie), or the one a first line ``sep=;``
+    names (as Excel reads and writes it, a line then skipped); UTF-8 unless
+    those bytes are not, then Windows' cp1252 (as Excel writes), or Latin-1,
+    which decodes any byte."""
     with pa.input_stream(str(path), compression="detect") as stream:
         sample = stream.read(_SNIFF_BYTES)
     encoding = "utf8"
@@ -255,9 +262,12 @@ def sniff_csv(path: Path) -> tuple[str, str]:
             except UnicodeDecodeError:
                 encoding, text = "latin1", sample.decode("latin1")
     header = (text.lstrip("\ufeff").splitlines() or [""])[0]
+    named = re.fullmatch(r"sep=(.)", header.strip())
+    if named:
+        return named.group(1), encoding, 1
     default = "\t" if ".tsv" in path.name else ","
     best = max(_DELIMITERS, key=lambda d: (header.count(d), d == default))
-    return (best if header.count(best) else default), encoding
+    return (best if header.count(best) else default), encoding, 0
 
 
 def _why_ignored(path: Path) -> str:

@@ -275,13 +275,28 @@ def test_a_header_that_repeats_a_name_or_leaves_one_empty_hides_no_column(tmp_pa
                      ("column_7", "column 7 has no name in the header of sales.csv")]
 
 
-@given(st.lists(st.sampled_from(["", "a", "a_2", "b", "column_1", "column_2"]), max_size=8))
+@given(st.lists(st.sampled_from(["", " ", "a", " a", "a_2", "b ", "column_1", "column_2"]),
+                max_size=8))
 def test_header_names_become_unique_and_named(header):
     names = unique_column_names(header)
     assert len(set(names)) == len(names) == len(header) and all(names)
-    for written, name in zip(header, names):  # a unique written name is kept as written
-        if written and header.count(written) == 1:
+    typed = [name.strip() for name in header]
+    for written, name in zip(typed, names):  # a unique name is kept, without its spaces
+        if written and typed.count(written) == 1:
             assert name == written
+
+
+@pytest.mark.parametrize("text", [
+    "id, amount, date\n1, 2.5, 2024-01-01\n2, 3.5, 2024-01-02\n",     # typed by hand
+    "sep=;\nid;amount;date\n1;2,5;2024-01-01\n2;3,5;2024-01-02\n",     # Excel's delimiter line
+])
+def test_spaces_around_header_names_and_excels_sep_line_are_no_part_of_the_table(tmp_path,
+                                                                                 text):
+    (tmp_path / "sales.csv").write_text(text)
+    db = rdl.connect(tmp_path)
+    sales = db["sales"]
+    assert sales.time_column == "date" and sales.df["amount"].tolist() == [2.5, 3.5]
+    assert list(sales.df.columns) == ["_pk", "id", "amount", "date"] and db.issues == []
 
 
 @pytest.mark.parametrize("text, hint", [
