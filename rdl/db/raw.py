@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rdl.db.issues import DataIssue
+from rdl.db.json_text import parse_json_text
 from rdl.db.schema import ForeignKey
 
 
@@ -126,13 +127,14 @@ def _without_empty_rows(name: str, data: pa.Table) -> tuple[pa.Table, list[DataI
 
 
 def _usable_columns(info: TableInfo, data: pa.Table) -> tuple[pa.Table, list[DataIssue]]:
-    """``data`` with its struct columns split into their fields, without its
+    """``data`` with its struct columns (and text of JSON objects,
+    :mod:`rdl.db.json_text`) split into their fields, without its
     binary columns (each reported, by its SQL type
     where the source knows it: BLOB, geometry), decimals as floats, UUIDs and
     unsigned 64-bit numbers past int64 (hash ids) as text, and
     durations (SQL ``TIME``/``INTERVAL`` as drivers give them) and times of
     day as seconds, which a model reads as numbers."""
-    issues: list[DataIssue] = []
+    data, issues = parse_json_text(info.name, data)
     keep = {}
     data = _split_structs(data)
     for i, f in enumerate(data.schema):
