@@ -67,7 +67,8 @@ class FolderSource:
     def tables(self) -> list[TableInfo]:
         infos = [reader.info(name) for name, reader in self._readers.items()]
         for name, reader in self._readers.items():
-            self.issues.extend(getattr(reader, "header_issues", lambda _: [])(name))
+            if isinstance(reader, _CsvTable):  # parquet's names are its writer's, unique
+                self.issues.extend(reader.header_issues(name))
         return infos
 
     def read(self, info: TableInfo, columns: list[str], bound: TimeBound | None = None,
@@ -207,12 +208,12 @@ def unique_column_names(header: list[str]) -> list[str]:
     """The header's names without the spaces around them (``id, amount``),
     an empty one as ``column_<n>`` and a repeated one as ``<name>_2``,
     ``<name>_3``, ... (never a name the header holds)."""
+    typed = [name.strip() for name in header]
     names: list[str] = []
-    for i, name in enumerate(header):
-        name = name.strip()
+    for i, name in enumerate(typed):
         base = name or f"column_{i + 1}"
         candidate, k = base, 1
-        while candidate in names or (candidate != name and candidate in header):
+        while candidate in names or (candidate != name and candidate in typed):
             k += 1
             candidate = f"{base}_{k}"
         names.append(candidate)

@@ -53,7 +53,7 @@ def _looks_like_json(column: pa.ChunkedArray) -> bool:
         return False
     for value in sample:
         text = value.strip()
-        if not (text[:1], text[-1:]) in (("{", "}"), ("[", "]")):
+        if (text[:1], text[-1:]) not in (("{", "}"), ("[", "]")):
             return False
         try:
             json.loads(text)

@@ -152,10 +152,9 @@ def _parse_day_month(parts: pd.DataFrame) -> pd.Series:
     hour = pd.to_numeric(parts["h"]).fillna(0)
     half = parts["half"].str.lower()
     hour = hour.where(half.isna(), hour % 12 + 12 * (half == "pm"))
-    valid_clock = (hour < 24) & (pd.to_numeric(parts["m"]).fillna(0) < 60)
-    seconds = (hour * 3600 + pd.to_numeric(parts["m"]).fillna(0) * 60
-               + pd.to_numeric(parts["s"]).fillna(0))
-    times = dates + pd.to_timedelta(seconds, unit="s")
+    minute, second = pd.to_numeric(parts["m"]).fillna(0), pd.to_numeric(parts["s"]).fillna(0)
+    valid_clock = (hour < 24) & (minute < 60) & (second < 61)  # 61: a leap second
+    times = dates + pd.to_timedelta(hour * 3600 + minute * 60 + second, unit="s")
     return times.where(valid_clock).dt.tz_localize("UTC")
 
 
