@@ -200,17 +200,23 @@ def assign_stypes(
 
 
 # Names of number columns that label things rather than measure them: codes,
-# and phone numbers (Sakila's address.phone: 603 twelve-digit numbers).
+# phone numbers (Sakila's address.phone: 603 twelve-digit numbers), article
+# numbers, and a thing's number (UCI Online Retail's InvoiceNo, an
+# account_number): a count is named for what it counts (num_items).
 _CODE_NAMES = re.compile(r"zip|postal|postcode|(^|_)code$"
-                         r"|(^|_)(phone|telephone|tel|fax|mobile)(_?(number|no|num|nr))?$",
+                         r"|(^|_)(phone|telephone|tel|fax|mobile)(_?(number|no|num|nr))?$"
+                         r"|(^|_)(sku|ean|upc|gtin|isbn|iban)(_|$)|.(_no|_nr|_number)$",
                          re.IGNORECASE)
+_CAMEL_NUMBER = re.compile(r"[a-z](No|Nr|Number|Code)$")
 
 
 def label_named(column: Hashable) -> bool:
     """Whether a column's name says it holds labels: an id
-    (:func:`~rdl.db.keys.id_named`), a code (``zip``, ``postal``, ``..._code``)
-    or a phone number (``phone``, ``fax``, ``..._phone_number``)."""
-    return id_named(column) or bool(_CODE_NAMES.search(str(column)))
+    (:func:`~rdl.db.keys.id_named`), a code (``zip``, ``postal``, ``..._code``,
+    ``StockCode``, ``sku``), a phone number (``phone``, ``fax``, ``..._phone_number``) or a
+    thing's number (``invoice_no``, ``InvoiceNo``, ``account_number``)."""
+    name = str(column)
+    return id_named(column) or bool(_CODE_NAMES.search(name) or _CAMEL_NUMBER.search(name))
 
 
 def names_a_label(column: Hashable, series: pd.Series) -> bool:

@@ -66,6 +66,23 @@ def test_whole_numbers_named_as_ids_or_codes_are_labels_not_quantities(tmp_path)
     assert rdl.connect(tmp_path, schema=declared)["sales"].stypes["store_id"] == "numerical"
 
 
+def test_a_things_number_and_article_numbers_are_labels_and_counts_stay_numbers(tmp_path):
+    """UCI Online Retail's InvoiceNo and StockCode (whole numbers in most rows) were
+    quantities; so were an account number and an EAN. What a count is named stays a number."""
+    pd.DataFrame({"line": range(6), "InvoiceNo": [536365, 536365, 536366, 536367, 536367, 536368],
+                  "StockCode": [85123, 71053, 22633, 84879, 22745, 22748],
+                  "account_number": [1001, 1002, 1001, 1003, 1002, 1001],
+                  "ean": [4006381333931] * 6, "invoice_nr": [1, 2, 3, 4, 5, 6],
+                  "Quantity": [6, 6, 8, 32, 6, 6], "num_items": [1, 2, 1, 3, 1, 2],
+                  "number_of_items": [2, 1, 4, 1, 1, 2], "NumberOfItems": [2, 1, 4, 1, 1, 2]}
+                 ).to_csv(tmp_path / "lines.csv", index=False)
+    stypes = rdl.connect(tmp_path)["lines"].stypes
+    labels = ("InvoiceNo", "StockCode", "account_number", "ean", "invoice_nr")
+    assert {c: stypes[c] for c in labels} == dict.fromkeys(labels, "categorical")
+    counts = ("Quantity", "num_items", "number_of_items", "NumberOfItems")
+    assert {c: stypes[c] for c in counts} == dict.fromkeys(counts, "numerical")
+
+
 def test_dates_written_as_datetimes_are_timestamps():
     assert infer_stype(pd.Series(pd.to_datetime(["2024-01-01", "2024-05-05"]))) == "timestamp"
 
