@@ -154,9 +154,8 @@ class SQLSource:
     def read(self, info: TableInfo, columns: list[str], bound: TimeBound | None = None,
              limit: int | None = None) -> pa.Table:
         wanted = [c for c in self._columns[info.name] if c["name"] in columns]
-        binary = [c for c in wanted if isinstance(c["type"], sa.types._Binary)]
-        search = [c for c in wanted if isinstance(c["type"], TSVECTOR)]
-        readable = [c for c in wanted if c not in binary and c not in search]
+        unread = {c["name"]: why for c in wanted if (why := _why_not_a_feature(c["type"]))}
+        readable = [c for c in wanted if c["name"] not in unread]
         table = sa.table(info.name, *[sa.column(c["name"]) for c in readable],
                          schema=self.sql_schema)
         if self.conn.dialect.name == "postgresql":
@@ -182,19 +181,9 @@ class SQLSource:
             raise self._error(exc, info.name) from None
         if limit is None:
             self.issues.extend(
-                DataIssue(
-                    "unsupported_column", info.name, c["name"], data.num_rows, "column dropped",
-                    f"binary column (type {c['type']}) cannot be a feature",
-                )
-                for c in binary
-            )
-            self.issues.extend(
-                DataIssue(
-                    "unsupported_column", info.name, c["name"], data.num_rows, "column dropped",
-                    "a full-text search index (type TSVECTOR), stemmed words and their "
-                    "positions, is not a feature",
-                )
-                for c in search
+                DataIssue("unsupported_column", info.name, name, data.num_rows,
+                          "column dropped", why)
+                for name, why in unread.items()
             )
         return data
 
@@ -319,6 +308,17 @@ def _unrecognized_types(caught: list[warnings.WarningMessage]) -> dict[str, str]
             warnings.warn_explicit(warning.message, warning.category, warning.filename,
                                    warning.lineno)
     return found
+
+
+def _why_not_a_feature(sql_type: sa.types.TypeEngine) -> str | None:
+    """Why a column of ``sql_type`` is not read (binary data, a search index),
+    or ``None`` for a column that is."""
+    if isinstance(sql_type, sa.types._Binary):
+        return f"binary column (type {sql_type}) cannot be a feature"
+    if isinstance(sql_type, TSVECTOR):
+        return ("a full-text search index (type TSVECTOR), stemmed words and their positions, "
+                "is not a feature")
+    return None
 
 
 def _postgres_readable(column: sa.ColumnClause, sql_type: sa.types.TypeEngine
