@@ -138,7 +138,8 @@ def check_in_range(name: str, ts: pd.Timestamp, min_time: pd.Timestamp | None,
 
 def train_timestamps(val: pd.Timestamp, step: pd.DateOffset, window_ends: list[pd.DateOffset],
                      window_starts: list[pd.DateOffset], min_time: pd.Timestamp,
-                     max_count: int) -> pd.DatetimeIndex:
+                     max_count: int, counted_from: pd.Timestamp | None = None,
+                     ) -> pd.DatetimeIndex:
     r"""Training timestamps, stepping back from :obj:`val` by :obj:`step`.
 
     Args:
@@ -149,6 +150,8 @@ def train_timestamps(val: pd.Timestamp, step: pd.DateOffset, window_ends: list[p
             (past ``WHERE`` windows included).
         min_time: First row time in the database.
         max_count: Keep at most this many, the most recent ones.
+        counted_from: First row of the tables the label windows count: a
+            label window ending before it could only count nothing.
 
     Returns:
         Sorted timestamps; empty when none fits.
@@ -158,6 +161,8 @@ def train_timestamps(val: pd.Timestamp, step: pd.DateOffset, window_ends: list[p
     while len(out) < max_count:
         t = val - step * k
         if min(t + o for o in window_starts) < min_time:
+            break
+        if counted_from is not None and max(t + o for o in window_ends) < counted_from:
             break
         if all(t + o <= val for o in window_ends):
             out.append(t)

@@ -8,6 +8,7 @@ from datetime import date, datetime
 import pandas as pd
 
 from rdl.db.database import Database
+from rdl.db.table import Table
 from rdl.tasks import task_types as types
 from rdl.tasks.query.resolve import ResolvedQuery, resolve_query
 from rdl.tasks.errors import TaskError
@@ -178,13 +179,31 @@ class Task:
         the earliest last row of the timed tables the target aggregates (a
         calendar table that runs on does not make later windows countable),
         else the data's last row."""
-        if self._ast is not None:
-            ends = [(db[agg.table].max_time, agg.table) for agg in aggregates(self._ast.target)
-                    if agg.table in db.tables and db[agg.table].max_time is not None]
-            if ends:
-                last, table = min(ends)
-                return last, f"the last row of {table}"
+        ends = [(table.max_time, table.name) for table in self._timed_target_tables(db)]
+        if ends:
+            last, name = min(ends)
+            return last, f"the last row of {name}"
         return db.max_time, "the data's last row"
+
+    def _labels_known_from(self, db: Database) -> tuple[pd.Timestamp, str]:
+        """From when the target's rows are known, and where that comes from:
+        the latest first row of the timed tables the target aggregates, else
+        the data's first row. Chinook's employees are hired from 2002 on, its
+        invoices start in 2021: a window ending before then counts nothing
+        because nothing was recorded yet, not because customers churned."""
+        starts = [(table.min_time, table.name) for table in self._timed_target_tables(db)]
+        if starts:
+            first, name = max(starts)
+            return first, f"the first row of {name}"
+        return db.min_time, "the data's first row"
+
+    def _timed_target_tables(self, db: Database) -> list[Table]:
+        """The tables with rows in time that the query's target aggregates."""
+        if self._ast is None:
+            return []
+        names = {agg.table for agg in aggregates(self._ast.target)}
+        return [db[name] for name in sorted(names)
+                if name in db.tables and db[name].min_time is not None]
 
     def _stepped_times(self, first: pd.Timestamp, n: int,
                        last_end: pd.Timestamp) -> list[pd.Timestamp]:
@@ -340,15 +359,16 @@ class Task:
                 )
             return pd.DatetimeIndex(times, name="timestamp")
         ends = [end for _, end in self._windows]
+        counted_from, what = self._labels_known_from(db)
         out = train_timestamps(self._val, self._step, ends, self._starts, db.min_time,
-                               self.max_train_timestamps)
+                               self.max_train_timestamps, counted_from)
         if len(out) == 0:
             raise TaskError(
                 f"No training timestamp fits between the data start {db.min_time} and "
                 f"val_timestamp={self._val}: every t = val_timestamp - k * timedelta "
-                f"({describe(self._step)}) either has its label window past val_timestamp or "
-                "reads rows before the data starts. Move val_timestamp later or shorten "
-                "timedelta / the windows"
+                f"({describe(self._step)}) either has its label window past val_timestamp, "
+                f"reads rows before the data starts or has its label window end before {what} "
+                f"({counted_from}). Move val_timestamp later or shorten timedelta / the windows"
             )
         return out
 

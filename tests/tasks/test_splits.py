@@ -52,6 +52,34 @@ def test_train_timestamps_step_back_from_val(shop):
     assert list(t.timestamps(shop, "test")) == ts(TEST)
 
 
+@pytest.mark.parametrize("days, step", [(30, "30d"), (10, "7d"), (21, "20d")])
+def test_no_training_window_ends_before_the_target_tables_first_row(shop, days, step):
+    """Chinook's employees are hired from 2002 on and its invoices start in 2021: churn
+    windows before 2021 count nothing because nothing was recorded. With customers signed up
+    a year before the first order, every training window ends at or after the first order,
+    and one step further back would end before it (brute force over the steps)."""
+    shop["customers"].df.loc[0, "signup"] = pd.Timestamp("2020-01-01")
+    first_order = shop["orders"].df["ordered_at"].min()
+    query = COUNT30.replace("0, 30", f"0, {days}")
+    t = Task(query=query, timedelta=step, val_timestamp=VAL, test_timestamp=TEST)
+    times = t.timestamps(shop, "train")
+    window = pd.Timedelta(days=days)
+    assert all(time + window >= first_order for time in times)
+    assert times[0] - pd.Timedelta(step) + window < first_order
+    labels = t.table(shop, "train")
+    assert sorted(labels["timestamp"].unique()) == list(times)
+
+
+def test_a_window_before_the_target_tables_first_row_is_named_in_the_error(shop):
+    shop["customers"].df.loc[0, "signup"] = pd.Timestamp("2020-01-01")
+    first_order = shop["orders"].df["ordered_at"].min()
+    t = Task(query=COUNT30, val_timestamp=first_order - pd.Timedelta(days=1),
+             test_timestamp=TEST)
+    with pytest.raises(TaskError, match=re.escape(
+            f"has its label window end before the first row of orders ({first_order})")):
+        t.table(shop, "train")
+
+
 def assert_counts_orders_in_window(labels: pd.DataFrame, shop, days: int,
                                    times: list[pd.Timestamp]) -> None:
     """Each label counts its customer's orders in ``(t, t + days]`` (brute force), at ``times``."""
