@@ -18,6 +18,7 @@ from rdl.db.keys import (
     resolve_foreign_key, resolve_primary_key, tidy_key_dtype,
 )
 from rdl.db.text_numbers import recover_numbers
+from rdl.db.placeholder_times import placeholder_message, placeholder_times
 from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bound
 from rdl.db.raw import Source, TableInfo, read_frame
 from rdl.db.registry import DATASETS
@@ -422,5 +423,11 @@ def _parse_time_column(
             "null_time", name, spec.column, missing, "rows dropped",
             "time column is NULL, so the row cannot be placed in time",
         ))
-    keep = parsed.notna()
+    placeholders = placeholder_times(parsed)
+    if placeholders.any():
+        issues.append(DataIssue(
+            "placeholder_time", name, spec.column, int(placeholders.sum()), "rows dropped",
+            f"{placeholder_message(parsed, placeholders)}, so the row cannot be placed in time",
+        ))
+    keep = parsed.notna() & ~placeholders
     return df.loc[keep].reset_index(drop=True), df.loc[~keep]

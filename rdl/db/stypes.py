@@ -28,6 +28,7 @@ import pandas as pd
 
 from rdl.db.issues import DataIssue, SchemaError
 from rdl.db.keys import id_named, whole_numbers
+from rdl.db.placeholder_times import placeholder_message, placeholder_times
 from rdl.db.times import is_time_like, parse_times
 
 # Tag delimiters, tried in this order, and the share of values that must hold
@@ -193,6 +194,12 @@ def assign_stypes(
                     "value could not be parsed as a date/time, or lies outside 1677-2262 "
                     "(an open end such as 9999-12-31 or infinity)",
                 ))
+            placeholders = placeholder_times(parsed)
+            if placeholders.any():
+                issues.append(DataIssue(
+                    "placeholder_time", name, col, int(placeholders.sum()),
+                    "value set to NULL", placeholder_message(parsed, placeholders)))
+                df[col] = parsed.mask(placeholders)
         elif stype == "multicategorical" and not _holds_lists(df[col]):
             df[col] = split_tags(df[col], tag_delimiter(df[col]))
         stypes[col] = stype
