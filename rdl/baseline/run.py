@@ -166,9 +166,13 @@ def run_baseline(config: dict | str | Path, **overrides) -> BaselineResult:
     tables = {s: run.labels(db, s).reset_index(drop=True) for s in SPLITS}
     timings["labels"] = time.perf_counter() - clock
     if task.task_type == types.RECOMMENDATION:
-        return _run_recommendation(db, task, tables, options, timings)
-    exclude = guard(db, task, options.leakage_guard, run.exclude_columns)
-    return _run_lightgbm(db, task, tables, options, exclude, timings)
+        result = _run_recommendation(db, task, tables, options, timings)
+    else:
+        exclude = guard(db, task, options.leakage_guard, run.exclude_columns)
+        result = _run_lightgbm(db, task, tables, options, exclude, timings)
+    if task.split_choice is not None:
+        result.notes.insert(0, task.split_choice)
+    return result
 
 
 def read_config(config: dict | str | Path, overrides: dict | None = None,

@@ -70,6 +70,8 @@ def run_labels(args: argparse.Namespace) -> int:
         return report("labels", exc)
     print(f"wrote {len(df)} rows ({df['timestamp'].nunique()} timestamps) to {out}")
     print(f"task: {task.task_type}, entity: {task.entity_table}.{task.entity_column}")
+    if task.split_choice is not None:
+        print(task.split_choice)
     print(f"labels: {describe_labels(df, task.task_type)}")
     dropped = {k: v for k, v in df.attrs.get("dropped", {}).items() if v}
     if dropped:

@@ -53,8 +53,17 @@ class Task:
     :attr:`hidden_columns` names what the model must not see.
 
     Args:
-        val_timestamp: Validation prediction time; training labels end by it.
-        test_timestamp: Test prediction time, later than :obj:`val_timestamp`.
+        val_timestamp (optional): Validation prediction time; training labels
+            end by it. Chosen when left out (see :obj:`test_timestamp`).
+            (default: :obj:`None`)
+        test_timestamp (optional): Test prediction time, later than
+            :obj:`val_timestamp`. Left out (with :obj:`val_timestamp`), it is
+            chosen from the data: the last day whose label window ends by the
+            last row the target counts, and validation one window (or
+            :obj:`timedelta`, if longer) before; an event-level task splits
+            its rows at about 80% and 90% of their times. One given, the
+            other lies one window from it. :attr:`split_choice` says what
+            was chosen. (default: :obj:`None`)
         query (str, optional): A predictive query (see :mod:`rdl.tasks.query.parser`).
             (default: :obj:`None`)
         sql (str, optional): Instead of :obj:`query`, one ``SELECT`` returning
@@ -90,8 +99,8 @@ class Task:
             (default: :obj:`1`)
     """
 
-    val_timestamp: Time
-    test_timestamp: Time
+    val_timestamp: Time | None = None
+    test_timestamp: Time | None = None
     query: str | None = None
     sql: str | None = None
     entity_table: str | None = None
@@ -106,8 +115,9 @@ class Task:
         self._plan: ResolvedQuery | None = None  # set by check(db); not part of the config
         if (self.query is None) == (self.sql is None):
             raise TaskError("Give exactly one of query= (a PREDICT query) or sql= (a SELECT)")
-        self._val = parse_timestamp(self.val_timestamp, "val_timestamp")
-        self._test = parse_timestamp(self.test_timestamp, "test_timestamp")
+        self._val = self._given_val = _given_time(self.val_timestamp, "val_timestamp")
+        self._test = _given_time(self.test_timestamp, "test_timestamp")
+        self.split_choice: str | None = None  # how chosen split times were found, once they are
         if self.task_type is not None:
             types.check_task_type(self.task_type)
         if not isinstance(self.max_train_timestamps, int) or self.max_train_timestamps < 1:
@@ -119,15 +129,29 @@ class Task:
             self._init_query()
         else:
             self._init_sql()
-        check_split_order(self._val, self._test, self._step, self._window_end())
+        if self._val is not None and self._test is not None:
+            check_split_order(self._val, self._test, self._step, self._window_end())
         self._check_eval_timestamps()
         if self.task_type is not None:
             self._check_metrics()
 
+    @property
+    def split_times(self) -> dict[str, pd.Timestamp | None]:
+        """``val_timestamp`` and ``test_timestamp``, given or chosen (``None``
+        until chosen: see :meth:`table`)."""
+        return {"val_timestamp": self._val, "test_timestamp": self._test}
+
+    @property
+    def reference_time(self) -> pd.Timestamp:
+        """Where the lengths of calendar offsets are measured (a month's days
+        vary): the given :obj:`val_timestamp`, else 2000-01-01, so that the
+        config alone fixes them whether the split times are chosen yet or not."""
+        return self._given_val if self._given_val is not None else pd.Timestamp("2000-01-01")
+
     def _window_end(self) -> pd.DateOffset | None:
         """The latest end of the target's windows, relative to a prediction time."""
         ends = [end for _, end in self._windows]
-        return max(ends, key=lambda o: self._val + o) if ends else None
+        return max(ends, key=lambda o: self.reference_time + o) if ends else None
 
     def _check_eval_timestamps(self) -> None:
         """Raises unless :attr:`val_timestamps` and :attr:`test_timestamps` are
@@ -142,7 +166,7 @@ class Task:
                 raise TaskError(f"{name} applies to window tasks; an event-level task predicts "
                                 "every row of its split at the row's own time")
         n = self.val_timestamps
-        if n == 1:
+        if n == 1 or self._val is None or self._test is None:
             return
         fit = len(self._val_times())
         if fit < n:
@@ -173,6 +197,54 @@ class Task:
                 f"have their label window end by {what} ({known_until}); give at most "
                 f"{len(times)}")
         return times
+
+    def _choose_split_times(self, db: Database) -> None:
+        """Chooses the split times the config leaves out, from the data: for a
+        window task, test at the last whole day whose label window ends by the
+        last row the target counts, validation one step (and one window)
+        before; for an event-level task, the days at 80% and 90% of the entity
+        rows' times. :attr:`split_choice` says what was chosen and why."""
+        if self._val is not None and self._test is not None:
+            return
+        if self.event_level:
+            table = db[self.entity_table]
+            times = table.df[table.time_column].dropna()
+            if times.empty:
+                raise TaskError(f"Cannot choose val_timestamp and test_timestamp: "
+                                f"{table.name} has no rows in time; give them in the task")
+            test = self._test or times.quantile(0.9).normalize()
+            val = self._val or times.quantile(0.8).normalize()
+            why = (f"from the data: {table.name} rows up to val_timestamp train, up to "
+                   "test_timestamp validate, about 80% and 10% of them")
+        else:
+            last, what = self._labels_known_until(db)
+            end = self._window_end() or pd.DateOffset(days=0)
+            gap = max(self._step, end, key=lambda o: self.reference_time + o)  # the longer one
+            if self._val is not None:  # test one gap after the given validation time
+                val, test = self._val, self._val + gap
+                why = f"{describe(gap)} after val_timestamp"
+            elif self._test is not None:
+                val, test = (self._test - gap).normalize(), self._test
+                why = f"{describe(gap)} before test_timestamp"
+            else:
+                test = (last - end).normalize()
+                val = (test - gap).normalize()
+                why = (f"from the data: test on the last day whose {describe(end)} label "
+                       f"window ends by {what} ({last}), validation {describe(gap)} before it")
+        chosen = [f"{name} {time.date() if time == time.normalize() else time}"
+                  for name, time, given
+                  in (("val_timestamp", val, self._val), ("test_timestamp", test, self._test))
+                  if given is None]
+        self.split_choice = (f"task: {' and '.join(chosen)} chosen ({why}); "
+                             "task.val_timestamp and task.test_timestamp set them")
+        try:
+            check_split_order(val, test, self._step, self._window_end())
+            check_in_range("val_timestamp", val, db.min_time, db.max_time)
+            check_in_range("test_timestamp", test, db.min_time, db.max_time)
+        except TaskError as exc:
+            raise TaskError(f"{exc} ({self.split_choice})") from None
+        self._val, self._test = val, test
+        self._check_eval_timestamps()
 
     def _labels_known_until(self, db: Database) -> tuple[pd.Timestamp, str]:
         """Until when the target's rows are known, and where that comes from:
@@ -282,7 +354,7 @@ class Task:
         if not self._windows:
             return None
         start, end = self._windows[0]
-        return (self._val + end) - (self._val + start)
+        return (self.reference_time + end) - (self.reference_time + start)
 
     @property
     def entity_column(self) -> str | None:
@@ -344,6 +416,7 @@ class Task:
         if self.event_level:
             raise TaskError("An event-level task predicts each row at its own time; it has no "
                             "split timestamps. Use task.table(db, split)")
+        self._choose_split_times(db)
         check_in_range("val_timestamp", self._val, db.min_time, db.max_time)
         check_in_range("test_timestamp", self._test, db.min_time, db.max_time)
         if split in ("val", "test"):
@@ -400,6 +473,7 @@ class Task:
         _check_split(split)
         self.check(db)
         if self.event_level:
+            self._choose_split_times(db)
             check_in_range("val_timestamp", self._val, db.min_time, db.max_time)
             check_in_range("test_timestamp", self._test, db.min_time, db.max_time)
             bounds = {"train": (None, self._val), "val": (self._val, self._test),
@@ -464,3 +538,8 @@ def _type_without_schema(query: Query) -> str:
             return types.RECOMMENDATION
         return types.BINARY if target.func == "EXISTS" else types.REGRESSION
     return types.BINARY
+
+
+def _given_time(value: Time | None, name: str) -> pd.Timestamp | None:
+    """A split time of the config, parsed; ``None`` where it leaves it to the data."""
+    return None if value is None else parse_timestamp(value, name)

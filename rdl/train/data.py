@@ -324,7 +324,7 @@ class RelationalDataModule(L.LightningDataModule):
             if len(self.stat_windows) != NUM_WINDOWS:
                 raise ValueError(f"data.stat_windows needs {NUM_WINDOWS} durations such as "
                                  f"['7d', '30d', '120d'] (got {self.stat_windows})")
-            start = pd.Timestamp(self.task.val_timestamp)
+            start = self.task.reference_time
             return [int(((start + parse_timedelta(w, "stat_windows")) - start).total_seconds())
                     for w in self.stat_windows]
         horizon = self.task.horizon
@@ -397,6 +397,8 @@ class RelationalDataModule(L.LightningDataModule):
         for split in wanted.get(stage or "", SPLITS):
             self.split_seeds(split)
         if stage == "fit":  # what the model will learn from, before it does
+            if self.task.split_choice is not None:
+                rank_zero_info(self.task.split_choice)
             for split in wanted["fit"]:
                 rank_zero_info(self.label_lines[split])
             if self.forgotten_categories:

@@ -106,13 +106,18 @@ class TaskInfo:
         return None
 
 def task_arguments(task: Task) -> dict:
-    """The constructor arguments of ``task`` (times as ISO strings)."""
+    """The constructor arguments of ``task``, its split times as ISO strings:
+    those chosen from the data too, so that the checkpoint keeps them when the
+    data grows."""
     out = {}
     for f in fields(task):
         if not f.init:
             continue
         value = getattr(task, f.name)
-        out[f.name] = str(value) if f.name.endswith("_timestamp") else value
+        if f.name in task.split_times:
+            value = task.split_times[f.name]
+            value = None if value is None else str(value)
+        out[f.name] = value
     return out
 
 

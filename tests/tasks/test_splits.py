@@ -80,6 +80,60 @@ def test_a_window_before_the_target_tables_first_row_is_named_in_the_error(shop)
         t.table(shop, "train")
 
 
+@pytest.mark.parametrize("days", [10, 30])
+def test_split_times_left_out_are_chosen_from_the_target_tables_last_row(shop, days):
+    """Test on the last day whose label window ends by the last order (brute force over
+    days), validation one window before; the labels are those of the chosen times."""
+    query = COUNT30.replace("0, 30", f"0, {days}")
+    t = Task(query=query)
+    labels = {split: t.table(shop, split) for split in ("train", "val", "test")}
+    window, last_order = pd.Timedelta(days=days), shop["orders"].df["ordered_at"].max()
+    days_that_fit = [d for d in pd.date_range("2021-01-01", last_order) if d + window <= last_order]
+    test = max(days_that_fit)
+    assert t.split_times == {"val_timestamp": test - window, "test_timestamp": test}
+    assert list(labels["test"]["timestamp"].unique()) == [test]
+    assert list(labels["val"]["timestamp"].unique()) == [test - window]
+    assert labels["train"]["timestamp"].max() + window <= test - window
+    assert t.split_choice.startswith(f"task: val_timestamp {(test - window).date()} and "
+                                     f"test_timestamp {test.date()} chosen (from the data")
+    assert Task(query=query, val_timestamp=test - window, test_timestamp=test).table(
+        shop, "train").equals(labels["train"])
+
+
+@pytest.mark.parametrize("given, chosen, why", [
+    ({"val_timestamp": "2021-04-01"}, {"test_timestamp": pd.Timestamp("2021-05-01")},
+     "30 days after val_timestamp"),
+    ({"test_timestamp": "2021-06-01"}, {"val_timestamp": pd.Timestamp("2021-05-02")},
+     "30 days before test_timestamp"),
+])
+def test_one_split_time_given_puts_the_other_one_window_away(shop, given, chosen, why):
+    t = Task(query=COUNT30, **given)
+    t.table(shop, "val")
+    assert t.split_times == {**{k: pd.Timestamp(v) for k, v in given.items()}, **chosen}
+    (name, time), = chosen.items()
+    assert t.split_choice == (f"task: {name} {time.date()} chosen ({why}); "
+                              "task.val_timestamp and task.test_timestamp set them")
+
+
+def test_an_event_level_task_without_split_times_splits_its_rows_at_80_and_90_percent(shop):
+    t = Task(query="PREDICT orders.amount FOR EACH orders.order_id")
+    sizes = {split: len(t.table(shop, split)) for split in ("train", "val", "test")}
+    times = shop["orders"].df["ordered_at"]
+    val, test = times.quantile(0.8).normalize(), times.quantile(0.9).normalize()
+    assert t.split_times == {"val_timestamp": val, "test_timestamp": test}
+    labeled = times[shop["orders"].df["amount"].notna()]  # a NULL target is no label
+    assert sizes == {"train": int((labeled <= val).sum()),
+                     "val": int(((labeled > val) & (labeled <= test)).sum()),
+                     "test": int((labeled > test).sum())}
+
+
+def test_a_chosen_split_that_cannot_work_says_it_was_chosen(shop):
+    t = Task(query=COUNT30, val_timestamp="2021-06-15")
+    with pytest.raises(TaskError, match=re.escape(
+            "test_timestamp 2021-07-15 chosen (30 days after val_timestamp)")):
+        t.table(shop, "train")
+
+
 def assert_counts_orders_in_window(labels: pd.DataFrame, shop, days: int,
                                    times: list[pd.Timestamp]) -> None:
     """Each label counts its customer's orders in ``(t, t + days]`` (brute force), at ``times``."""

@@ -13,6 +13,7 @@ import yaml
 
 from rdl.baseline.run import read_config, run_baseline
 from rdl.tasks import cli as labels_cli
+from rdl.tasks import Task
 from rdl.tasks.run_data import RunData
 from rdl.testing.cli import CONFIGS
 from rdl.train.info import task_arguments
@@ -109,3 +110,32 @@ def test_named_sql_schema_and_seed_subset_give_identical_seeds(tmp_path, monkeyp
     everything = RunData.from_config({**config, "data": {**config["data"], "max_seeds": None}})
     assert not decoy.labels(decoy.connect(), "test").equals(
         everything.labels(everything.connect(), "test"))
+
+
+def test_split_times_left_out_are_chosen_alike_printed_and_kept_by_the_checkpoint(
+        tmp_path, monkeypatch, capsys):
+    """A config without val_timestamp and test_timestamp: labels, baseline and fit choose the
+    same times from the data and say so, and the checkpoint's task arguments hold them, so a
+    model predicts with the times it was trained on once the data has grown."""
+    url = write_shop(tmp_path / "store.duckdb")
+    config = {"data": {"source": url, "sql_schema": "shop", "num_neighbors": [4, 4]},
+              "task": {"query": CHURN}}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+
+    assert labels_cli.labels_main(["--config", str(path), "--split", "test",
+                                   "--output", str(tmp_path / "test.parquet")]) == 0
+    printed = capsys.readouterr().out
+    assert "task: val_timestamp 2021-07-29 and test_timestamp 2021-08-28 chosen" in printed
+    from_labels = pd.read_parquet(tmp_path / "test.parquet")
+    assert from_labels["timestamp"].unique().tolist() == [pd.Timestamp("2021-08-28")]
+
+    result = run_baseline(config, num_boost_round=5)
+    assert result.notes[0].startswith("task: val_timestamp 2021-07-29 and test_timestamp")
+    fit = fit_reader(path, monkeypatch, tmp_path)
+    assert len(fit.split_seeds("test")) == len(from_labels)
+
+    arguments = task_arguments(fit.run.task)
+    assert (arguments["val_timestamp"], arguments["test_timestamp"]) == (
+        "2021-07-29 00:00:00", "2021-08-28 00:00:00")
+    assert Task(**arguments).split_times == fit.run.task.split_times
