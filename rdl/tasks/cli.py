@@ -25,6 +25,7 @@ import argparse
 import pandas as pd
 
 from rdl.output_file import check_output_path, write_atomically
+from rdl.tasks.dormant import dormant_hint
 from rdl.tasks.errors import TaskError
 from rdl.tasks.label_table import describe_labels
 from rdl.tasks.run_data import RunData
@@ -64,7 +65,9 @@ def run_labels(args: argparse.Namespace) -> int:
         out = check_output_path(args.output, "--output", "labels.parquet")
         run = RunData.from_config(args.config)
         task = run.task
-        df = run.labels(run.connect(), args.split)
+        db = run.connect()
+        df = run.labels(db, args.split)
+        hint = dormant_hint(task, db, df) if args.split == "train" else None
         write_atomically(out, lambda file: df.to_parquet(file, index=False))
     except (TaskError, ValueError, OSError) as exc:
         return report("labels", exc)
@@ -73,6 +76,8 @@ def run_labels(args: argparse.Namespace) -> int:
     if task.split_choice is not None:
         print(task.split_choice)
     print(f"labels: {describe_labels(df, task.task_type)}")
+    if hint is not None:
+        print(hint)
     dropped = {k: v for k, v in df.attrs.get("dropped", {}).items() if v}
     if dropped:
         print(f"dropped: {dropped}")

@@ -1,0 +1,54 @@
+"""Seeds whose entity has not begun: no row of the target's table yet.
+
+A churn query without ``WHERE`` asks about every entity row at every
+prediction time, also customers who have never ordered. Where most seeds are
+such, their labels are easy (nothing before, nothing after) and crowd out the
+question the user meant, about customers who did order. rdl says so, with the
+``WHERE`` that asks about active entities only; it changes nothing itself,
+since a task about first orders means every entity.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from rdl.db.database import Database
+from rdl.tasks.query.syntax import aggregates
+from rdl.tasks.task import Task
+
+# From this share of dormant training seeds on, the hint is given.
+DORMANT_HINT_SHARE = 0.5
+
+
+def dormant_share(task: Task, db: Database, labels: pd.DataFrame) -> tuple[float, str] | None:
+    """Share of ``labels``' rows whose entity has no row of the table the
+    target aggregates at or before the row's time, and that table's name;
+    ``None`` for a task with ``WHERE``, an event-level or ``sql`` task, or a
+    target table without time or linked by a key of several columns."""
+    plan = task.check(db)
+    if plan is None or task.event_level or task.filters_entities or labels.empty:
+        return None
+    agg = aggregates(plan.query.target)[0]
+    link, time = plan.links.get(agg), plan.time_columns.get(agg.table)
+    if link is None or time is None or "+" in link:
+        return None
+    rows = db[agg.table].df
+    first = rows.dropna(subset=[link]).groupby(link)[time].min()
+    began = labels[task.entity_column].map(first)
+    dormant = began.isna() | (began > labels["timestamp"])
+    return float(dormant.mean()), agg.table
+
+
+def dormant_hint(task: Task, db: Database, labels: pd.DataFrame) -> str | None:
+    """A line for the training labels when most seeds' entities have not
+    begun (see :func:`dormant_share`), naming the ``WHERE`` that leaves them
+    out; ``None`` otherwise."""
+    found = dormant_share(task, db, labels)
+    if found is None or found[0] < DORMANT_HINT_SHARE:
+        return None
+    share, table = found
+    agg = aggregates(task.check(db).query.target)[0]
+    length = agg.end - agg.start
+    return (f"{share:.0%} of the training seeds have no {table} row at or before their time: "
+            f"their labels are easy and say little about the others. To ask about "
+            f"{task.entity_table} rows active in the last window only, add WHERE "
+            f"COUNT({table}.*, -{length}, 0, {agg.unit}) > 0 to the query")
