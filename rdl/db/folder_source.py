@@ -1,5 +1,6 @@
-"""Reads a folder of parquet/CSV files, one table per file (or per sub-folder
-of parquet parts), with Arrow's multi-threaded readers.
+"""Reads a folder of parquet/CSV/JSON files, one table per file (or per
+sub-folder of parquet parts), with Arrow's multi-threaded readers (JSON with
+DuckDB's: :mod:`rdl.db.json_file`).
 
 Parquet is read through ``pyarrow.dataset``: only the columns asked for are
 decoded, and a time filter skips row groups by their statistics before
@@ -18,6 +19,7 @@ import pyarrow.csv as pv
 import pyarrow.dataset as ds
 
 from rdl.db.issues import DataIssue, SourceError
+from rdl.db.json_file import JSON_SUFFIXES, JsonTable
 from rdl.db.text_numbers import NULL_SPELLINGS
 from rdl.db.raw import TableInfo, TimeBound
 
@@ -38,7 +40,7 @@ class FolderSource:
         self.folder = Path(folder)
         self.shown = str(self.folder)
         self.issues: list[DataIssue] = []
-        self._readers: dict[str, _ParquetTable | _CsvTable] = {}
+        self._readers: dict[str, _ParquetTable | _CsvTable | JsonTable] = {}
         self._recoded: set[str] = set()
         for path in sorted(self.folder.iterdir()):
             if path.name.startswith(".") or path.name in _IGNORED_NAMES:
@@ -60,7 +62,8 @@ class FolderSource:
             found = "".join(f" {issue.table}: {issue.message}." for issue in self.issues[:3])
             raise SourceError(
                 f"No readable tables in folder {str(self.folder)!r}: expected parquet files "
-                f"({', '.join(PARQUET_SUFFIXES)}) or CSV files ({', '.join(CSV_SUFFIXES)})."
+                f"({', '.join(PARQUET_SUFFIXES)}), CSV files ({', '.join(CSV_SUFFIXES)}) or "
+                f"JSON files ({', '.join(JSON_SUFFIXES)})."
                 + found
             )
 
@@ -235,7 +238,6 @@ def _field_count_hint(message: str) -> str:
 _DELIMITERS = (",", ";", "\t", "|")
 # Files a folder of tables often holds beside them, and what makes them readable.
 _WORKBOOKS = (".xlsx", ".xlsm", ".xls", ".ods")
-_JSON = (".json", ".jsonl", ".ndjson")
 _DATABASES = (".sqlite", ".sqlite3", ".db", ".duckdb")
 _TEXT = (".txt", ".asc", ".dat", ".tab")
 _SNIFF_BYTES = 1 << 16
@@ -281,15 +283,12 @@ def _why_ignored(path: Path) -> str:
     if suffix in _WORKBOOKS:
         return ("a spreadsheet workbook, which rdl does not read: save each sheet as a CSV "
                 "file (Excel: Save As, CSV UTF-8), one file per table")
-    if suffix in _JSON:
-        return (f"JSON, which rdl does not read: write it as parquet, e.g. duckdb -c "
-                f"\"COPY (FROM '{path.name}') TO '{stem}.parquet'\"")
     if suffix in _DATABASES:
         return f"a database file: point rdl at it instead (rdl inspect {path})"
     if suffix in _TEXT and (delimiter := _table_delimiter(path)):
         return (f"its first lines are a table separated by {delimiter!r}: rename it "
                 f"{stem}.csv to read it")
-    return "not a parquet or CSV file"
+    return "not a parquet, CSV or JSON file"
 
 
 def _table_delimiter(path: Path) -> str | None:
@@ -321,4 +320,7 @@ def _table_name_and_reader(path: Path) -> tuple[str, Callable | None]:
     for suffix in CSV_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)], _CsvTable
+    for suffix in JSON_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)], JsonTable
     return name, None

@@ -216,14 +216,15 @@ def test_folder_without_readable_files(tmp_path):
         rdl.connect(tmp_path)
     (tmp_path / "shop.xlsx").write_bytes(b"PK\x03\x04")
     with pytest.raises(SourceError, match=re.escape(
-            "(.csv, .csv.gz, .csv.bz2, .tsv, .tsv.gz). notes.txt: not a parquet or CSV file. "
+            ".ndjson.gz, .json, .json.gz). notes.txt: not a parquet, CSV or JSON file. "
             "shop.xlsx: a spreadsheet workbook, which rdl does not read: save each sheet")):
         rdl.connect(tmp_path)
 
 
 def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
-    """A workbook, JSON lines, a database file, Berka's `;`-separated `.asc` and a sub-folder
-    of images each get a line saying what to do; notes and a schema file get none."""
+    """A workbook, a database file, Berka's `;`-separated `.asc` and a sub-folder of images
+    each get a line saying what to do; notes and a schema file get none; JSON lines are a
+    table."""
     import gzip
 
     pd.DataFrame({"id": [1, 2]}).to_csv(tmp_path / "t.csv", index=False)
@@ -235,16 +236,14 @@ def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
     (tmp_path / "schema.yaml").write_text("tables: {}\n")
     (tmp_path / "pictures").mkdir()
     db = rdl.connect(tmp_path)
-    assert list(db.tables) == ["t"]
+    assert list(db.tables) == ["events", "t"]
     why = {i.table: i.message for i in db.issues if i.kind == "ignored_file"}
-    assert sorted(why) == ["events.jsonl.gz", "loan.asc", "notes.txt", "orders.xlsx",
-                           "pictures", "shop.duckdb"]
+    assert sorted(why) == ["loan.asc", "notes.txt", "orders.xlsx", "pictures", "shop.duckdb"]
     assert "save each sheet as a CSV file" in why["orders.xlsx"]
-    assert "COPY (FROM 'events.jsonl.gz') TO 'events.parquet'" in why["events.jsonl.gz"]
     assert f"rdl inspect {tmp_path / 'shop.duckdb'}" in why["shop.duckdb"]
     assert why["loan.asc"] == ("its first lines are a table separated by ';': rename it "
                                "loan.csv to read it")
-    assert why["notes.txt"] == "not a parquet or CSV file"
+    assert why["notes.txt"] == "not a parquet, CSV or JSON file"
     assert why["pictures"].startswith("a folder without parquet files")
 
 
