@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from rdl.db.database import METADATA_FILE, Database, dropped_features
 from rdl.db.duckdb_source import DuckDBSource, duckdb_path
-from rdl.db.folder_source import FolderSource
+from rdl.db.folder_source import FolderSource, is_table_file
 from rdl.db.implied import implied_frame
 from rdl.db.inherited_keys import inherit_keys
 from rdl.db.issues import DataIssue, SchemaError, SourceError, relative_path_note
@@ -131,11 +131,16 @@ def open_source(source: str, sql_schema: str | None = None) -> Source:
         return SQLSource(sa.URL.create("sqlite", database=str(path)), sql_schema)
     if "://" in source:
         return SQLSource(source, sql_schema)
+    if is_table_file(path):
+        raise SourceError(
+            f"{source!r} is the file of one table; rdl reads a folder of such files, one per "
+            f"table, and links them by their keys: point it at the folder that holds it, "
+            f"{str(path.parent.resolve())!r}")
     names = ", ".join(DATASETS) or "none installed"
     raise SourceError(
         f"{source!r} is not a database URL, a database file, a folder{relative_path_note(source)} "
         f"or the name of a dataset ({names}). Examples: postgresql://user@localhost/shop, "
-        "duckdb:///shop.duckdb, sqlite:///shop.db, ./data/ (parquet/CSV files)."
+        "duckdb:///shop.duckdb, sqlite:///shop.db, ./data/ (parquet, CSV or JSON files)."
     )
 
 

@@ -1,6 +1,7 @@
-"""Reads a folder of parquet/CSV/JSON files, one table per file (or per
-sub-folder of parquet parts), with Arrow's multi-threaded readers (JSON with
-DuckDB's: :mod:`rdl.db.json_file`).
+"""Reads a folder of parquet/CSV/JSON files and Excel workbooks, one table per
+file (or per sub-folder of parquet parts, or per sheet), with Arrow's
+multi-threaded readers (JSON with DuckDB's: :mod:`rdl.db.json_file`;
+workbooks with openpyxl: :mod:`rdl.db.workbook_file`).
 
 Parquet is read through ``pyarrow.dataset``: only the columns asked for are
 decoded, and a time filter skips row groups by their statistics before
@@ -18,10 +19,12 @@ import pyarrow as pa
 import pyarrow.csv as pv
 import pyarrow.dataset as ds
 
+from rdl.db.headers import header_issues, unique_column_names
 from rdl.db.issues import DataIssue, SourceError
 from rdl.db.json_file import JSON_SUFFIXES, JsonTable
 from rdl.db.text_numbers import NULL_SPELLINGS
 from rdl.db.raw import TableInfo, TimeBound
+from rdl.db.workbook_file import WORKBOOK_SUFFIXES, SheetTable, workbook_tables
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz")
@@ -40,10 +43,14 @@ class FolderSource:
         self.folder = Path(folder)
         self.shown = str(self.folder)
         self.issues: list[DataIssue] = []
-        self._readers: dict[str, _ParquetTable | _CsvTable | JsonTable] = {}
+        self._readers: dict[str, _ParquetTable | _CsvTable | JsonTable | SheetTable] = {}
         self._recoded: set[str] = set()
         for path in sorted(self.folder.iterdir()):
             if path.name.startswith(".") or path.name in _IGNORED_NAMES:
+                continue
+            if path.name.lower().endswith(WORKBOOK_SUFFIXES):
+                for name, sheet in workbook_tables(path):
+                    self._add(name, sheet)
                 continue
             name, reader = _table_name_and_reader(path)
             if reader is None:
@@ -51,26 +58,30 @@ class FolderSource:
                     self.issues.append(DataIssue(
                         "ignored_file", path.name, None, 0, "file ignored", _why_ignored(path)))
                 continue
-            if name in self._readers:
-                raise SourceError(
-                    f"Two files in {self.folder} would both be table {name!r}; "
-                    "keep one file per table."
-                )
-            self._readers[name] = reader(path)
-            self._report_encoding(name)
+            self._add(name, reader(path))
         if not self._readers:
             found = "".join(f" {issue.table}: {issue.message}." for issue in self.issues[:3])
             raise SourceError(
                 f"No readable tables in folder {str(self.folder)!r}: expected parquet files "
-                f"({', '.join(PARQUET_SUFFIXES)}), CSV files ({', '.join(CSV_SUFFIXES)}) or "
-                f"JSON files ({', '.join(JSON_SUFFIXES)})."
+                f"({', '.join(PARQUET_SUFFIXES)}), CSV files ({', '.join(CSV_SUFFIXES)}), "
+                f"JSON files ({', '.join(JSON_SUFFIXES)}) or workbooks "
+                f"({', '.join(WORKBOOK_SUFFIXES)})."
                 + found
             )
+
+    def _add(self, name: str, reader: _ParquetTable | _CsvTable | JsonTable | SheetTable) -> None:
+        if name in self._readers:
+            raise SourceError(
+                f"Two files (or sheets) in {self.folder} would both be table {name!r}; "
+                "keep one file per table."
+            )
+        self._readers[name] = reader
+        self._report_encoding(name)
 
     def tables(self) -> list[TableInfo]:
         infos = [reader.info(name) for name, reader in self._readers.items()]
         for name, reader in self._readers.items():
-            if isinstance(reader, _CsvTable):  # parquet's names are its writer's, unique
+            if isinstance(reader, (_CsvTable, SheetTable)):  # parquet's are unique
                 self.issues.extend(reader.header_issues(name))
         return infos
 
@@ -157,18 +168,7 @@ class _CsvTable:
         return TableInfo(name, self.names, decimal_comma=self.delimiter == ";")
 
     def header_issues(self, name: str) -> list[DataIssue]:
-        """A report per header name given twice or left empty (a delimiter at
-        the end of every line), which would otherwise hide a column."""
-        issues = []
-        for i, (written, read_as) in enumerate(zip(self.header, self.names)):
-            written = written.strip()  # spaces around a name are how it was typed
-            if written == read_as:
-                continue
-            why = (f"column {i + 1} has no name in the header" if not written else
-                   f"the header names {written!r} again in column {i + 1}")
-            issues.append(DataIssue("csv_header", name, read_as, 0, f"read as {read_as!r}",
-                                    f"{why} of {self.path.name}"))
-        return issues
+        return header_issues(name, self.header, self.names, self.path.name)
 
     def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
         assert bound is None, "CSV columns are not comparable; the cut happens after parsing"
@@ -207,22 +207,6 @@ class _CsvTable:
                               f"{_field_count_hint(str(exc))}") from None
 
 
-def unique_column_names(header: list[str]) -> list[str]:
-    """The header's names without the spaces around them (``id, amount``),
-    an empty one as ``column_<n>`` and a repeated one as ``<name>_2``,
-    ``<name>_3``, ... (never a name the header holds)."""
-    typed = [name.strip() for name in header]
-    names: list[str] = []
-    for i, name in enumerate(typed):
-        base = name or f"column_{i + 1}"
-        candidate, k = base, 1
-        while candidate in names or (candidate != name and candidate in typed):
-            k += 1
-            candidate = f"{base}_{k}"
-        names.append(candidate)
-    return names
-
-
 def _field_count_hint(message: str) -> str:
     """What to do about a line whose fields the header's do not match."""
     found = re.search(r"Expected (\d+) columns, got (\d+)", message)
@@ -237,7 +221,7 @@ def _field_count_hint(message: str) -> str:
 
 _DELIMITERS = (",", ";", "\t", "|")
 # Files a folder of tables often holds beside them, and what makes them readable.
-_WORKBOOKS = (".xlsx", ".xlsm", ".xls", ".ods")
+_WORKBOOKS = (".xls", ".ods")  # .xlsx and .xlsm are read (rdl.db.workbook_file)
 _DATABASES = (".sqlite", ".sqlite3", ".db", ".duckdb")
 _TEXT = (".txt", ".asc", ".dat", ".tab")
 _SNIFF_BYTES = 1 << 16
@@ -281,14 +265,14 @@ def _why_ignored(path: Path) -> str:
     if path.is_dir():
         return "a folder without parquet files (a table's parts are parquet files)"
     if suffix in _WORKBOOKS:
-        return ("a spreadsheet workbook, which rdl does not read: save each sheet as a CSV "
-                "file (Excel: Save As, CSV UTF-8), one file per table")
+        return ("an old Excel or OpenDocument workbook, which rdl does not read: save it as "
+                ".xlsx (Excel: Save As, Excel Workbook), or each sheet as a CSV file")
     if suffix in _DATABASES:
         return f"a database file: point rdl at it instead (rdl inspect {path})"
     if suffix in _TEXT and (delimiter := _table_delimiter(path)):
         return (f"its first lines are a table separated by {delimiter!r}: rename it "
                 f"{stem}.csv to read it")
-    return "not a parquet, CSV or JSON file"
+    return "not a parquet, CSV, JSON or workbook file"
 
 
 def _table_delimiter(path: Path) -> str | None:
@@ -306,6 +290,11 @@ def _table_delimiter(path: Path) -> str | None:
         if len(fields) == 1 and fields.pop() >= 1:
             return delimiter
     return None
+
+
+def is_table_file(path: Path) -> bool:
+    """Whether ``path`` is a file a folder source reads as a table."""
+    return path.is_file() and _table_name_and_reader(path)[1] is not None
 
 
 def _table_name_and_reader(path: Path) -> tuple[str, Callable | None]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import rdl
 from rdl.db import SchemaError, SourceError
-from rdl.db.folder_source import unique_column_names
+from rdl.db.headers import unique_column_names
 from rdl.db.schema_report import format_report
 from rdl.testing.files import write_parquet, write_sqlite
 
@@ -214,21 +214,21 @@ def test_folder_without_readable_files(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(SourceError, match="No readable tables in folder"):
         rdl.connect(tmp_path)
-    (tmp_path / "shop.xlsx").write_bytes(b"PK\x03\x04")
+    (tmp_path / "shop.xls").write_bytes(b"\xd0\xcf\x11\xe0")
     with pytest.raises(SourceError, match=re.escape(
-            ".ndjson.gz, .json, .json.gz). notes.txt: not a parquet, CSV or JSON file. "
-            "shop.xlsx: a spreadsheet workbook, which rdl does not read: save each sheet")):
+            "or workbooks (.xlsx, .xlsm). notes.txt: not a parquet, CSV, JSON or workbook file. "
+            "shop.xls: an old Excel or OpenDocument workbook, which rdl does not read: save it")):
         rdl.connect(tmp_path)
 
 
 def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
-    """A workbook, a database file, Berka's `;`-separated `.asc` and a sub-folder of images
+    """An old .xls workbook, a database file, Berka's `;`-separated `.asc` and a sub-folder of images
     each get a line saying what to do; notes and a schema file get none; JSON lines are a
     table."""
     import gzip
 
     pd.DataFrame({"id": [1, 2]}).to_csv(tmp_path / "t.csv", index=False)
-    (tmp_path / "orders.xlsx").write_bytes(b"PK\x03\x04")
+    (tmp_path / "orders.xls").write_bytes(b"\xd0\xcf\x11\xe0")
     (tmp_path / "events.jsonl.gz").write_bytes(gzip.compress(b'{"a": 1}\n'))
     (tmp_path / "shop.duckdb").write_bytes(b"")
     (tmp_path / "loan.asc").write_text('"loan_id";"date"\n5314;930705\n')
@@ -238,13 +238,24 @@ def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
     db = rdl.connect(tmp_path)
     assert list(db.tables) == ["events", "t"]
     why = {i.table: i.message for i in db.issues if i.kind == "ignored_file"}
-    assert sorted(why) == ["loan.asc", "notes.txt", "orders.xlsx", "pictures", "shop.duckdb"]
-    assert "save each sheet as a CSV file" in why["orders.xlsx"]
+    assert sorted(why) == ["loan.asc", "notes.txt", "orders.xls", "pictures", "shop.duckdb"]
+    assert "save it as .xlsx (Excel: Save As, Excel Workbook)" in why["orders.xls"]
     assert f"rdl inspect {tmp_path / 'shop.duckdb'}" in why["shop.duckdb"]
     assert why["loan.asc"] == ("its first lines are a table separated by ';': rename it "
                                "loan.csv to read it")
-    assert why["notes.txt"] == "not a parquet, CSV or JSON file"
+    assert why["notes.txt"] == "not a parquet, CSV, JSON or workbook file"
     assert why["pictures"].startswith("a folder without parquet files")
+
+
+@pytest.mark.parametrize("name", ["orders.csv", "orders.parquet", "orders.jsonl.gz"])
+def test_one_tables_file_points_at_its_folder(tmp_path, name):
+    """A new user's first try is often the one file they have open."""
+    folder = write_parquet(tmp_path / "shop", shop())
+    (folder / name).write_bytes(b"")  # its content is not read
+    with pytest.raises(SourceError, match=re.escape(
+            f"is the file of one table; rdl reads a folder of such files, one per table, and "
+            f"links them by their keys: point it at the folder that holds it, {str(folder)!r}")):
+        rdl.connect(str(folder / name))
 
 
 def test_nonsense_source():

@@ -1,0 +1,37 @@
+"""Column names from a header row a person wrote (a CSV file's first line, a
+sheet's first row): unique, none empty, and a report for each one changed."""
+from __future__ import annotations
+
+from rdl.db.issues import DataIssue
+
+
+def unique_column_names(header: list[str]) -> list[str]:
+    """The header's names without the spaces around them (``id, amount``),
+    an empty one as ``column_<n>`` and a repeated one as ``<name>_2``,
+    ``<name>_3``, ... (never a name the header holds)."""
+    typed = [name.strip() for name in header]
+    names: list[str] = []
+    for i, name in enumerate(typed):
+        base = name or f"column_{i + 1}"
+        candidate, k = base, 1
+        while candidate in names or (candidate != name and candidate in typed):
+            k += 1
+            candidate = f"{base}_{k}"
+        names.append(candidate)
+    return names
+
+
+def header_issues(table: str, header: list[str], names: list[str], where: str) -> list[DataIssue]:
+    """A report per header name given twice or left empty (a delimiter at the
+    end of every line, a blank cell), which would otherwise hide a column;
+    ``where`` names the file (or sheet) in the message."""
+    issues = []
+    for i, (written, read_as) in enumerate(zip(header, names)):
+        written = written.strip()  # spaces around a name are how it was typed
+        if written == read_as:
+            continue
+        why = (f"column {i + 1} has no name in the header" if not written else
+               f"the header names {written!r} again in column {i + 1}")
+        issues.append(DataIssue("csv_header", table, read_as, 0, f"read as {read_as!r}",
+                                f"{why} of {where}"))
+    return issues

@@ -1,0 +1,84 @@
+"""Reads an Excel workbook of a folder as tables: one per sheet that holds data.
+
+Small businesses keep their tables in workbooks, and public datasets ship as
+them (UCI's Online Retail is one ``.xlsx``). Each sheet's first row is its
+header, read as a CSV header is (:mod:`rdl.db.headers`); cells keep the types
+Excel stored (numbers, dates, text), and a column that mixes numbers with
+text is read as text, as the same cells saved as CSV would be. A workbook of
+one sheet is the table named by the file; one of several gives a table per
+sheet, named by the sheet.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from rdl.db.headers import header_issues, unique_column_names
+from rdl.db.issues import DataIssue, SourceError
+from rdl.db.raw import TableInfo, TimeBound
+
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm")
+
+
+def workbook_tables(path: Path) -> list[tuple[str, SheetTable]]:
+    """The tables of the workbook at ``path``: (name, reader) per sheet with a
+    header row, named by the file if it is the only one, else by the sheet."""
+    try:
+        sheets = pd.read_excel(path, sheet_name=None, header=None, engine="openpyxl")
+    except ImportError:
+        raise SourceError(f"Reading {path.name} needs openpyxl: pip install openpyxl") from None
+    except Exception as exc:  # openpyxl and zipfile raise many kinds for a damaged file
+        raise SourceError(f"Could not read workbook {path}: {exc}") from None
+    filled = {sheet: cells.dropna(how="all").dropna(axis=1, how="all")
+              for sheet, cells in sheets.items()}
+    filled = {sheet: cells for sheet, cells in filled.items() if not cells.empty}
+    if len(filled) == 1:
+        (sheet, cells), = filled.items()
+        return [(path.name.split(".")[0], SheetTable(path, sheet, cells))]
+    return [(sheet, SheetTable(path, sheet, cells)) for sheet, cells in filled.items()]
+
+
+class SheetTable:
+    """One sheet's cells, parsed when the workbook was opened. Its types are
+    pandas' reading of the cells, so it reports none as comparable and is
+    never asked to filter; a time cut happens after reading."""
+
+    def __init__(self, path: Path, sheet: str, cells: pd.DataFrame) -> None:
+        self.path, self.sheet = path, sheet
+        self.header = ["" if pd.isna(v) else str(v) for v in cells.iloc[0]]
+        self.names = unique_column_names(self.header)
+        rows = cells.iloc[1:].reset_index(drop=True)
+        rows.columns = self.names
+        self.frame = rows.infer_objects().apply(_as_one_type)
+
+    def info(self, name: str) -> TableInfo:
+        return TableInfo(name, list(self.names),
+                         source_types={c: str(t) for c, t in self.frame.dtypes.items()})
+
+    def header_issues(self, name: str) -> list[DataIssue]:
+        return header_issues(name, self.header, self.names,
+                             f"sheet {self.sheet!r} of {self.path.name}")
+
+    def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
+        assert bound is None, "sheet columns are not comparable; the cut happens after reading"
+        frame = self.frame[columns] if limit is None else self.frame[columns].head(limit)
+        return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def _as_one_type(column: pd.Series) -> pd.Series:
+    """A column whose cells hold values of several types (numbers and text,
+    Online Retail's InvoiceNo 536365 beside C536379) as text, as CSV holds it;
+    a whole number Excel stored as 536365.0 is written 536365."""
+    if column.dtype != object:
+        return column
+    if len({type(v) for v in column.dropna()}) <= 1:
+        return column
+    return column.map(_cell_text, na_action="ignore").astype("string")
+
+
+def _cell_text(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
