@@ -11,10 +11,13 @@ parsing.
 """
 from __future__ import annotations
 
+import csv
+import io
 import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pv
 import pyarrow.dataset as ds
@@ -24,6 +27,7 @@ from rdl.db.issues import DataIssue, SourceError
 from rdl.db.json_file import JSON_SUFFIXES, JsonTable
 from rdl.db.text_numbers import NULL_SPELLINGS
 from rdl.db.raw import TableInfo, TimeBound
+from rdl.db.times import looks_like_dates
 from rdl.db.workbook_file import WORKBOOK_SUFFIXES, SheetTable, workbook_tables
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -147,6 +151,7 @@ class _CsvTable:
         self.delimiter, self.encoding, self.preamble = sniff_csv(path)
         self.header: list[str] = []  # the header's names, as written
         self.names: list[str] = []   # the columns' names: unique, none empty
+        self.has_header = True  # a first line of values only is the first row
         # Quoted values that span lines (reviews, comments) need Arrow's slower
         # parse, which a file gets once Arrow's fast one finds it cannot split it.
         self.multiline = False
@@ -164,10 +169,20 @@ class _CsvTable:
         except (pa.ArrowException, OSError) as exc:
             raise SourceError(f"Could not read CSV {self.path}: {exc}"
                               f"{_field_count_hint(str(exc))}") from None
-        self.names = unique_column_names(self.header)
+        self.has_header = not _first_line_is_data(self.path, self.delimiter, self.encoding,
+                                                  self.preamble)
+        self.names = (unique_column_names(self.header) if self.has_header
+                      else [f"column_{i + 1}" for i in range(len(self.header))])
         return TableInfo(name, self.names, decimal_comma=self.delimiter == ";")
 
     def header_issues(self, name: str) -> list[DataIssue]:
+        if not self.has_header:
+            shown = ", ".join(self.header[:4]) + (", ..." if len(self.header) > 4 else "")
+            return [DataIssue(
+                "csv_header", name, None, 0,
+                f"columns named column_1 .. column_{len(self.names)}",
+                f"the first line of {self.path.name} ({shown}) holds values, not names: the "
+                "file has no header, so that line is read as the first row")]
         return header_issues(name, self.header, self.names, self.path.name)
 
     def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
@@ -181,11 +196,12 @@ class _CsvTable:
 
     def _parse(self, columns: list[str]) -> pa.Table:
         try:
-            renamed = self.names != self.header  # then the header is read as a row, skipped
+            renamed = self.names != self.header  # then the header is read as a row...
+            skipped = int(renamed and self.has_header)  # ... and skipped, unless it is data
             return pv.read_csv(
                 self.path,
                 read_options=pv.ReadOptions(encoding=self.encoding,
-                                            skip_rows=self.preamble + int(renamed),
+                                            skip_rows=self.preamble + skipped,
                                             column_names=self.names if renamed else None),
                 parse_options=pv.ParseOptions(delimiter=self.delimiter,
                                               newlines_in_values=self.multiline),
@@ -205,6 +221,38 @@ class _CsvTable:
                 return self._parse(columns)
             raise SourceError(f"Could not read CSV {self.path}: {exc}"
                               f"{_field_count_hint(str(exc))}") from None
+
+
+# A number as a CSV field writes it (1, -2.5, 3,75, 1e-3); a fraction or an
+# exponent never names a column, where a whole number may (a pivot's years).
+_NUMBER = re.compile(r"[+-]?(\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?")
+_WHOLE = re.compile(r"[+-]?\d+")
+
+
+def _first_line_is_data(path: Path, delimiter: str, encoding: str, preamble: int) -> bool:
+    """Whether a CSV file has no header: its first line holds a fraction or a
+    date, and each of its fields is of the kind (number, date, text) the
+    second line's is (``1,2021-01-01,5.0,web`` over ``2,2021-01-02,7.5,store``).
+    A pivot's header of years over numbers, or of dates over numbers, stays
+    a header."""
+    with pa.input_stream(str(path), compression="detect") as stream:
+        text = stream.read(_SNIFF_BYTES).decode(encoding, errors="replace").lstrip("\ufeff")
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))[preamble:preamble + 2]
+    if len(rows) < 2 or len(rows[0]) != len(rows[1]):
+        return False
+    first, second = ([_kind(field) for field in row] for row in rows)
+    strong = any(kind == "date" or (kind == "number" and not _WHOLE.fullmatch(field.strip()))
+                 for kind, field in zip(first, rows[0]))
+    return strong and all(a == b or None in (a, b) for a, b in zip(first, second))
+
+
+def _kind(field: str) -> str | None:
+    field = field.strip()
+    if not field:
+        return None
+    if _NUMBER.fullmatch(field):
+        return "number"
+    return "date" if looks_like_dates(pd.Series([field])) else "text"
 
 
 def _field_count_hint(message: str) -> str:

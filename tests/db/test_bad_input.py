@@ -4,9 +4,10 @@ from __future__ import annotations
 import re
 import sqlite3
 
+import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rdl
@@ -443,3 +444,41 @@ def test_a_missing_relative_path_says_which_folder_it_was_read_from(tmp_path, mo
     with pytest.raises(SchemaError) as absolute:
         rdl.connect(str(folder), schema=tmp_path / "nope.yaml")
     assert "relative path" not in str(absolute.value)
+
+
+KINDS = {
+    "int": lambda rng, n: rng.integers(-50, 5000, n),
+    "float": lambda rng, n: rng.integers(1, 10**6, n) / 100 + 0.01,
+    "date": lambda rng, n: [f"2024-{m:02d}-{d:02d}" for m, d in
+                            zip(rng.integers(1, 13, n), rng.integers(1, 29, n))],
+    "text": lambda rng, n: rng.choice(["web", "store", "phone call"], n),
+}
+
+
+@given(kinds=st.lists(st.sampled_from(sorted(KINDS)), min_size=2, max_size=6),
+       rows=st.integers(2, 30), seed=st.integers(0, 10**6), header=st.booleans())
+@settings(max_examples=40, deadline=None)
+def test_a_csv_without_header_keeps_its_first_row(tmp_path_factory, kinds, rows, seed, header):
+    """Exports without a header line (mysqldump --tab, Hive) lost their first row to the
+    header, which named the columns 1, 2021-01-01 and 5.0. A first line holding a fraction
+    or a date, of the same kinds as the second line, is now the first row; names that are
+    words always stay names."""
+    rng = np.random.default_rng(seed)
+    names = [f"{kind}_value_{i}" for i, kind in enumerate(kinds)]
+    frame = pd.DataFrame({name: KINDS[kind](rng, rows) for name, kind in zip(names, kinds)})
+    folder = tmp_path_factory.mktemp("csv")
+    frame.to_csv(folder / "t.csv", index=False, header=header)
+    db = rdl.connect(folder, schema={"tables": {"t": {"time_column": None}}})
+    headerless = not header and bool({"float", "date"} & set(kinds))
+    expected = [f"column_{i + 1}" for i in range(len(kinds))] if headerless else names
+    if header or headerless:
+        assert list(db["t"].df.columns) == ["_pk", *expected]
+        assert len(db["t"]) == rows
+    assert any(i.kind == "csv_header" and "holds values, not names" in i.message
+               for i in db.issues) == headerless
+
+
+def test_a_pivots_header_of_years_stays_a_header(tmp_path):
+    (tmp_path / "sales.csv").write_text("region,2019,2020\nnorth,12.5,13.0\nsouth,1.5,2.0\n")
+    db = rdl.connect(tmp_path, schema={"tables": {"sales": {"time_column": None}}})
+    assert list(db["sales"].df.columns) == ["_pk", "region", "2019", "2020"]
