@@ -87,6 +87,7 @@ class FolderSource:
         for name, reader in self._readers.items():
             if isinstance(reader, (_CsvTable, SheetTable)):  # parquet's are unique
                 self.issues.extend(reader.header_issues(name))
+        self.issues.extend(_split_table_issues(infos))
         return infos
 
     def read(self, info: TableInfo, columns: list[str], bound: TimeBound | None = None,
@@ -253,6 +254,29 @@ def _kind(field: str) -> str | None:
     if _NUMBER.fullmatch(field):
         return "number"
     return "date" if looks_like_dates(pd.Series([field])) else "text"
+
+
+def _split_table_issues(infos: list[TableInfo]) -> list[DataIssue]:
+    """A report per group of tables with the same columns whose names differ
+    only in their numbers (``orders_2023``, ``orders_2024``): exports of one
+    table by period, read as tables of their own, so that no key links the
+    rows of one part to another's and a task sees one part."""
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for info in infos:
+        pattern = re.sub(r"\d+", "#", info.name)
+        if pattern != info.name:
+            groups.setdefault((pattern, tuple(info.columns)), []).append(info.name)
+    issues = []
+    for (pattern, _), names in sorted(groups.items()):
+        if len(names) < 2:
+            continue
+        whole = re.sub(r"[-_. ]*#", "", pattern) or "table"
+        issues.append(DataIssue(
+            "split_table", names[0], None, 0, "read as separate tables",
+            f"{', '.join(names)} have the same columns and names that differ only in their "
+            f"numbers: if they are one table split by period, put their rows in one file, or "
+            f"their parquet files in one folder {whole}/, to read them as table {whole!r}"))
+    return issues
 
 
 def _field_count_hint(message: str) -> str:

@@ -482,3 +482,22 @@ def test_a_pivots_header_of_years_stays_a_header(tmp_path):
     (tmp_path / "sales.csv").write_text("region,2019,2020\nnorth,12.5,13.0\nsouth,1.5,2.0\n")
     db = rdl.connect(tmp_path, schema={"tables": {"sales": {"time_column": None}}})
     assert list(db["sales"].df.columns) == ["_pk", "region", "2019", "2020"]
+
+
+def test_one_table_split_by_period_over_files_is_reported(tmp_path):
+    """Exports by year, read as tables of their own: no key links one year's rows to
+    another's, and a task counts one year."""
+    orders = shop()["orders"]
+    orders.to_csv(tmp_path / "orders_2023.csv", index=False)
+    orders.to_csv(tmp_path / "orders_2024.csv", index=False)
+    orders[["order_id", "amount"]].to_csv(tmp_path / "orders_2025.csv", index=False)
+    pd.DataFrame({"q": [1, 2]}).to_csv(tmp_path / "report_q1.csv", index=False)
+    pd.DataFrame({"x": [1, 2]}).to_csv(tmp_path / "report_q2.csv", index=False)
+    db = rdl.connect(tmp_path, schema={"tables": {name: {"time_column": None} for name in (
+        "orders_2023", "orders_2024", "orders_2025", "report_q1", "report_q2")}})
+    found = [str(i) for i in db.issues if i.kind == "split_table"]
+    assert found == [
+        "orders_2023: orders_2023, orders_2024 have the same columns and names that differ "
+        "only in their numbers: if they are one table split by period, put their rows in one "
+        "file, or their parquet files in one folder orders/, to read them as table 'orders' "
+        "(read as separate tables)"]
