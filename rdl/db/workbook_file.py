@@ -31,13 +31,20 @@ def workbook_tables(path: Path) -> list[tuple[str, SheetTable]]:
         raise SourceError(f"Reading {path.name} needs openpyxl: pip install openpyxl") from None
     except Exception as exc:  # openpyxl and zipfile raise many kinds for a damaged file
         raise SourceError(f"Could not read workbook {path}: {exc}") from None
-    filled = {sheet: cells.dropna(how="all").dropna(axis=1, how="all")
-              for sheet, cells in sheets.items()}
+    filled = {sheet: _from_header(cells) for sheet, cells in sheets.items()}
     filled = {sheet: cells for sheet, cells in filled.items() if not cells.empty}
     if len(filled) == 1:
         (sheet, cells), = filled.items()
-        return [(path.name.split(".")[0], SheetTable(path, sheet, cells))]
+        return [(path.stem, SheetTable(path, sheet, cells))]
     return [(sheet, SheetTable(path, sheet, cells)) for sheet, cells in filled.items()]
+
+
+def _from_header(cells: pd.DataFrame) -> pd.DataFrame:
+    """A sheet's cells from its first filled row (the header) on, without the
+    columns that hold nothing; blank rows below stay, for the reader to count."""
+    cells = cells.dropna(axis=1, how="all")
+    filled = cells.notna().any(axis=1)
+    return cells.loc[filled.idxmax():] if filled.any() else cells.iloc[:0]
 
 
 class SheetTable:

@@ -92,3 +92,12 @@ def test_a_sheet_and_a_file_of_one_name_and_a_damaged_workbook_are_named(tmp_pat
     (tmp_path / "broken.xlsx").write_bytes(b"PK\x03\x04 not a workbook")
     with pytest.raises(SourceError, match="Could not read workbook .*broken.xlsx"):
         rdl.connect(tmp_path)
+
+
+def test_blank_rows_above_the_header_are_skipped_and_below_it_counted(tmp_path):
+    cells = pd.DataFrame([[None, None], [None, None], ["id", "amount"], [1, 2.5], [None, None],
+                          [2, 4.0]])
+    cells.to_excel(tmp_path / "orders_v2.xlsx", header=False, index=False)
+    db = rdl.connect(tmp_path, schema={"tables": {"orders_v2": STATIC}})
+    assert db["orders_v2"].df["amount"].tolist() == [2.5, 4.0]
+    assert [(i.kind, i.count) for i in db.issues if i.table == "orders_v2"] == [("empty_row", 1)]
