@@ -16,6 +16,7 @@ import io
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 import pyarrow as pa
@@ -149,10 +150,13 @@ class _CsvTable:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.delimiter, self.encoding, self.preamble = sniff_csv(path)
+        sniffed = sniff_csv(path)
+        self.delimiter, self.encoding = sniffed.delimiter, sniffed.encoding
+        self.preamble = sniffed.preamble
+        # A first line of values (a fraction or a date) is the first row, not a header.
+        self.has_header = not _first_line_is_data(sniffed.text, self.delimiter, self.preamble)
         self.header: list[str] = []  # the header's names, as written
         self.names: list[str] = []   # the columns' names: unique, none empty
-        self.has_header = True  # a first line of values only is the first row
         # Quoted values that span lines (reviews, comments) need Arrow's slower
         # parse, which a file gets once Arrow's fast one finds it cannot split it.
         self.multiline = False
@@ -170,8 +174,6 @@ class _CsvTable:
         except (pa.ArrowException, OSError) as exc:
             raise SourceError(f"Could not read CSV {self.path}: {exc}"
                               f"{_field_count_hint(str(exc))}") from None
-        self.has_header = not _first_line_is_data(self.path, self.delimiter, self.encoding,
-                                                  self.preamble)
         self.names = (unique_column_names(self.header) if self.has_header
                       else [f"column_{i + 1}" for i in range(len(self.header))])
         return TableInfo(name, self.names, decimal_comma=self.delimiter == ";")
@@ -230,15 +232,14 @@ _NUMBER = re.compile(r"[+-]?(\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?")
 _WHOLE = re.compile(r"[+-]?\d+")
 
 
-def _first_line_is_data(path: Path, delimiter: str, encoding: str, preamble: int) -> bool:
-    """Whether a CSV file has no header: its first line holds a fraction or a
-    date, and each of its fields is of the kind (number, date, text) the
-    second line's is (``1,2021-01-01,5.0,web`` over ``2,2021-01-02,7.5,store``).
-    A pivot's header of years over numbers, or of dates over numbers, stays
-    a header."""
-    with pa.input_stream(str(path), compression="detect") as stream:
-        text = stream.read(_SNIFF_BYTES).decode(encoding, errors="replace").lstrip("\ufeff")
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))[preamble:preamble + 2]
+def _first_line_is_data(text: str, delimiter: str, preamble: int) -> bool:
+    """Whether a CSV file, whose start is ``text``, has no header: its first
+    line holds a fraction or a date, and each of its fields is of the kind
+    (number, date, text) the second line's is (``1,2021-01-01,5.0,web`` over
+    ``2,2021-01-02,7.5,store``). A pivot's header of years over numbers, or
+    of dates over numbers, stays a header."""
+    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff")),
+                           delimiter=delimiter))[preamble:preamble + 2]
     if len(rows) < 2 or len(rows[0]) != len(rows[1]):
         return False
     first, second = ([_kind(field) for field in row] for row in rows)
@@ -299,9 +300,16 @@ _TEXT = (".txt", ".asc", ".dat", ".tab")
 _SNIFF_BYTES = 1 << 16
 
 
-def sniff_csv(path: Path) -> tuple[str, str, int]:
+class CsvSniff(NamedTuple):
+    delimiter: str
+    encoding: str
+    preamble: int  # lines before the header
+    text: str      # the file's first 64 kB, decoded
+
+
+def sniff_csv(path: Path) -> CsvSniff:
     """The delimiter, encoding and lines before the header of a CSV file,
-    from its first 64 kB: the delimiter that splits its header line most
+    and its start as text, from its first 64 kB: the delimiter that splits its header line most
     (the suffix's, ``,`` or tab, on a tie), or the one a first line ``sep=;``
     names (as Excel reads and writes it, a line then skipped); UTF-8 unless
     those bytes are not, then Windows' cp1252 (as Excel writes), or Latin-1,
@@ -323,10 +331,10 @@ def sniff_csv(path: Path) -> tuple[str, str, int]:
     header = (text.lstrip("\ufeff").splitlines() or [""])[0]
     named = re.fullmatch(r"sep=(.)", header.strip())
     if named:
-        return named.group(1), encoding, 1
+        return CsvSniff(named.group(1), encoding, 1, text)
     default = "\t" if ".tsv" in path.name else ","
     best = max(_DELIMITERS, key=lambda d: (header.count(d), d == default))
-    return (best if header.count(best) else default), encoding, 0
+    return CsvSniff(best if header.count(best) else default, encoding, 0, text)
 
 
 def _why_ignored(path: Path) -> str:

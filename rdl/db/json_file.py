@@ -29,9 +29,10 @@ class JsonTable:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._con = duckdb.connect()
-        try:
-            relation = self._relation()
-            self.columns, self.types = relation.columns, [str(t) for t in relation.types]
+        try:  # the types are inferred once, from the whole file, and the relation kept
+            self._relation = self._con.read_json(str(path), sample_size=-1)
+            self.columns = self._relation.columns
+            self.types = [str(t) for t in self._relation.types]
         except duckdb.Error as exc:
             raise SourceError(f"Could not read JSON {path}: {_first_line(exc)}") from None
         if self.columns == ["json"]:  # DuckDB's one column for values that are no objects
@@ -45,7 +46,7 @@ class JsonTable:
     def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
         assert bound is None, "JSON columns are not comparable; the cut happens after reading"
         try:
-            relation = self._relation().select(*[self._column(c) for c in columns])
+            relation = self._relation.select(*[self._column(c) for c in columns])
             if limit is not None:
                 relation = relation.limit(limit)
             return relation.to_arrow_table()
@@ -60,9 +61,6 @@ class JsonTable:
             return column
         return duckdb.FunctionExpression("json_extract_string", column,
                                          duckdb.ConstantExpression("$")).alias(name)
-
-    def _relation(self) -> duckdb.DuckDBPyRelation:
-        return self._con.read_json(str(self.path), sample_size=-1)
 
 
 def _first_line(exc: Exception) -> str:

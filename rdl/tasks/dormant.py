@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rdl.db.database import Database
-from rdl.tasks.query.syntax import aggregates
+from rdl.tasks.query.syntax import Aggregate, aggregates
 from rdl.tasks.task import Task
 
 # From this share of dormant training seeds on, the hint is given.
@@ -24,6 +24,26 @@ def dormant_share(task: Task, db: Database, labels: pd.DataFrame) -> tuple[float
     target aggregates at or before the row's time, and that table's name;
     ``None`` for a task with ``WHERE``, an event-level or ``sql`` task, or a
     target table without time or linked by a key of several columns."""
+    found = _dormant(task, db, labels)
+    return None if found is None else (found[0], found[1].table)
+
+
+def dormant_hint(task: Task, db: Database, labels: pd.DataFrame) -> str | None:
+    """A line for the training labels when most seeds' entities have not
+    begun (see :func:`dormant_share`), naming the ``WHERE`` that leaves them
+    out; ``None`` otherwise."""
+    found = _dormant(task, db, labels)
+    if found is None or found[0] < DORMANT_HINT_SHARE:
+        return None
+    share, agg = found
+    return (f"{share:.0%} of the training seeds have no {agg.table} row at or before their "
+            f"time: their labels are easy and say little about the others. To ask about "
+            f"{task.entity_table} rows active in the last window only, add WHERE "
+            f"COUNT({agg.table}.*, -{agg.end - agg.start}, 0, {agg.unit}) > 0 to the query")
+
+
+def _dormant(task: Task, db: Database, labels: pd.DataFrame) -> tuple[float, Aggregate] | None:
+    """:func:`dormant_share`'s share, and the target's aggregate it counts by."""
     plan = task.check(db)
     if plan is None or task.event_level or task.filters_entities or labels.empty:
         return None
@@ -35,20 +55,4 @@ def dormant_share(task: Task, db: Database, labels: pd.DataFrame) -> tuple[float
     first = rows.dropna(subset=[link]).groupby(link)[time].min()
     began = labels[task.entity_column].map(first)
     dormant = began.isna() | (began > labels["timestamp"])
-    return float(dormant.mean()), agg.table
-
-
-def dormant_hint(task: Task, db: Database, labels: pd.DataFrame) -> str | None:
-    """A line for the training labels when most seeds' entities have not
-    begun (see :func:`dormant_share`), naming the ``WHERE`` that leaves them
-    out; ``None`` otherwise."""
-    found = dormant_share(task, db, labels)
-    if found is None or found[0] < DORMANT_HINT_SHARE:
-        return None
-    share, table = found
-    agg = aggregates(task.check(db).query.target)[0]
-    length = agg.end - agg.start
-    return (f"{share:.0%} of the training seeds have no {table} row at or before their time: "
-            f"their labels are easy and say little about the others. To ask about "
-            f"{task.entity_table} rows active in the last window only, add WHERE "
-            f"COUNT({table}.*, -{length}, 0, {agg.unit}) > 0 to the query")
+    return float(dormant.mean()), agg
