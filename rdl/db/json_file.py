@@ -22,15 +22,19 @@ JSON_SUFFIXES = tuple(f"{suffix}{gz}" for suffix in (".jsonl", ".ndjson", ".json
 
 
 class JsonTable:
-    """One JSON file: its records' fields are the columns. Its types are
-    DuckDB's inference, so it reports none as comparable and is never asked
-    to filter; a time cut happens after reading."""
+    """One JSON file, or a folder's parts: its records' fields are the
+    columns. Its types are DuckDB's inference, so it reports none as
+    comparable and is never asked to filter; a time cut happens after
+    reading."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, parts: list[Path] | None = None) -> None:
         self.path = path
         self._con = duckdb.connect()
         try:  # the types are inferred once, from the whole file, and the relation kept
-            self._relation = self._con.read_json(str(path), sample_size=-1)
+            # A folder's parts: their fields by name, ``key=value`` folders as columns.
+            self._relation = self._con.read_json(
+                [str(part) for part in parts] if parts else str(path), sample_size=-1,
+                union_by_name=bool(parts), hive_partitioning=bool(parts))
             self.columns = self._relation.columns
             self.types = [str(t) for t in self._relation.types]
         except duckdb.Error as exc:

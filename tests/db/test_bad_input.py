@@ -245,7 +245,7 @@ def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
     assert why["loan.asc"] == ("its first lines are a table separated by ';': rename it "
                                "loan.csv to read it")
     assert why["notes.txt"] == "not a parquet, CSV, JSON or workbook file"
-    assert why["pictures"].startswith("a folder without parquet files")
+    assert why["pictures"].startswith("a folder without parquet, CSV or JSON files")
 
 
 @pytest.mark.parametrize("name", ["orders.csv", "orders.parquet", "orders.jsonl.gz"])
@@ -498,6 +498,5 @@ def test_one_table_split_by_period_over_files_is_reported(tmp_path):
     found = [str(i) for i in db.issues if i.kind == "split_table"]
     assert found == [
         "orders_2023: orders_2023, orders_2024 have the same columns and names that differ "
-        "only in their numbers: if they are one table split by period, put their rows in one "
-        "file, or their parquet files in one folder orders/, to read them as table 'orders' "
-        "(read as separate tables)"]
+        "only in their numbers: if they are one table split by period, put their files in "
+        "one folder orders/ to read them as table 'orders' (read as separate tables)"]
