@@ -18,6 +18,7 @@ from rdl.db.keys import (
     resolve_foreign_key, resolve_primary_key, tidy_key_dtype,
 )
 from rdl.db.text_numbers import recover_numbers
+from rdl.db.workbook_file import WORKBOOK_SUFFIXES
 from rdl.db.placeholder_times import placeholder_message, placeholder_times
 from rdl.db.plan import ReadOptions, columns_to_read, infer_time_column, time_bound
 from rdl.db.raw import Source, TableInfo, read_frame
@@ -131,6 +132,8 @@ def open_source(source: str, sql_schema: str | None = None) -> Source:
         return SQLSource(sa.URL.create("sqlite", database=str(path)), sql_schema)
     if "://" in source:
         return SQLSource(source, sql_schema)
+    if path.is_file() and path.name.lower().endswith(WORKBOOK_SUFFIXES):
+        return FolderSource(path)
     if is_table_file(path):
         raise SourceError(
             f"{source!r} is the file of one table; rdl reads a folder of such files, one per "
@@ -140,7 +143,8 @@ def open_source(source: str, sql_schema: str | None = None) -> Source:
     raise SourceError(
         f"{source!r} is not a database URL, a database file, a folder{relative_path_note(source)} "
         f"or the name of a dataset ({names}). Examples: postgresql://user@localhost/shop, "
-        "duckdb:///shop.duckdb, sqlite:///shop.db, ./data/ (parquet, CSV or JSON files)."
+        "duckdb:///shop.duckdb, sqlite:///shop.db, ./data/ (parquet, CSV or JSON files), "
+        "shop.xlsx."
     )
 
 

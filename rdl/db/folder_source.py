@@ -2,7 +2,7 @@
 file, per sheet, or per sub-folder of a table's parts, each format with its
 own reader: :mod:`rdl.db.parquet_file` (Arrow's dataset), :mod:`rdl.db.csv_file`
 (Arrow's multi-threaded parser), :mod:`rdl.db.json_file` (DuckDB's),
-:mod:`rdl.db.workbook_file` (openpyxl) and :mod:`rdl.db.part_folder`.
+:mod:`rdl.db.workbook_file` (calamine) and :mod:`rdl.db.part_folder`.
 """
 from __future__ import annotations
 
@@ -26,10 +26,10 @@ _Reader = ParquetTable | CsvTable | CsvPartsTable | JsonTable | SheetTable
 
 class FolderSource:
     r"""The tables of a folder: ``orders.parquet``, ``orders/part-0.parquet``,
-    ``orders.csv``, ... each named by its file stem.
+    ``orders.csv``, ... each named by its file stem, and a workbook's sheets.
 
     Args:
-        folder (str or Path): The folder.
+        folder (str or Path): The folder, or one workbook.
     """
 
     def __init__(self, folder: str | Path) -> None:
@@ -38,7 +38,9 @@ class FolderSource:
         self.issues: list[DataIssue] = []
         self._readers: dict[str, _Reader] = {}
         self._recoded: set[str] = set()
-        for path in sorted(self.folder.iterdir()):
+        # A workbook alone is a database of its sheets, as a folder is of its files.
+        entries = [self.folder] if self.folder.is_file() else sorted(self.folder.iterdir())
+        for path in entries:
             if path.name.startswith(".") or path.name in _IGNORED_NAMES:
                 continue
             if path.name.lower().endswith(WORKBOOK_SUFFIXES):
@@ -131,7 +133,6 @@ def _split_table_issues(infos: list[TableInfo]) -> list[DataIssue]:
 
 
 # Files a folder of tables often holds beside them, and what makes them readable.
-_WORKBOOKS = (".xls", ".ods")  # .xlsx and .xlsm are read (rdl.db.workbook_file)
 _DATABASES = (".sqlite", ".sqlite3", ".db", ".duckdb")
 _TEXT = (".txt", ".asc", ".dat", ".tab")
 
@@ -141,9 +142,6 @@ def _why_ignored(path: Path) -> str:
     stem, suffix = path.stem, path.suffix.lower()
     if suffix in (".gz", ".bz2"):
         stem, suffix = Path(stem).stem, Path(stem).suffix.lower()
-    if suffix in _WORKBOOKS:
-        return ("an old Excel or OpenDocument workbook, which rdl does not read: save it as "
-                ".xlsx (Excel: Save As, Excel Workbook), or each sheet as a CSV file")
     if suffix in _DATABASES:
         return f"a database file: point rdl at it instead (rdl inspect {path})"
     if suffix in _TEXT and (delimiter := _table_delimiter(path)):

@@ -215,21 +215,22 @@ def test_folder_without_readable_files(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(SourceError, match="No readable tables in folder"):
         rdl.connect(tmp_path)
-    (tmp_path / "shop.xls").write_bytes(b"\xd0\xcf\x11\xe0")
+    (tmp_path / "shop.numbers").write_bytes(b"PK\x03\x04")
     with pytest.raises(SourceError, match=re.escape(
-            "or workbooks (.xlsx, .xlsm). notes.txt: not a parquet, CSV, JSON or workbook file. "
-            "shop.xls: an old Excel or OpenDocument workbook, which rdl does not read: save it")):
+            "or workbooks (.xlsx, .xlsm, .xlsb, .xls, .ods). notes.txt: not a parquet, CSV, JSON "
+            "or workbook file. shop.numbers: not a parquet, CSV, JSON or workbook file.")):
+        rdl.connect(tmp_path)
+    (tmp_path / "shop.xls").write_bytes(b"\xd0\xcf\x11\xe0")  # damaged: named
+    with pytest.raises(SourceError, match="Could not read workbook .*shop.xls: "):
         rdl.connect(tmp_path)
 
 
 def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
-    """An old .xls workbook, a database file, Berka's `;`-separated `.asc` and a sub-folder of images
-    each get a line saying what to do; notes and a schema file get none; JSON lines are a
-    table."""
+    """A database file, Berka's `;`-separated `.asc` and a sub-folder of images each get a
+    line saying what to do; notes and a schema file get none; JSON lines are a table."""
     import gzip
 
     pd.DataFrame({"id": [1, 2]}).to_csv(tmp_path / "t.csv", index=False)
-    (tmp_path / "orders.xls").write_bytes(b"\xd0\xcf\x11\xe0")
     (tmp_path / "events.jsonl.gz").write_bytes(gzip.compress(b'{"a": 1}\n'))
     (tmp_path / "shop.duckdb").write_bytes(b"")
     (tmp_path / "loan.asc").write_text('"loan_id";"date"\n5314;930705\n')
@@ -239,8 +240,7 @@ def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
     db = rdl.connect(tmp_path)
     assert list(db.tables) == ["events", "t"]
     why = {i.table: i.message for i in db.issues if i.kind == "ignored_file"}
-    assert sorted(why) == ["loan.asc", "notes.txt", "orders.xls", "pictures", "shop.duckdb"]
-    assert "save it as .xlsx (Excel: Save As, Excel Workbook)" in why["orders.xls"]
+    assert sorted(why) == ["loan.asc", "notes.txt", "pictures", "shop.duckdb"]
     assert f"rdl inspect {tmp_path / 'shop.duckdb'}" in why["shop.duckdb"]
     assert why["loan.asc"] == ("its first lines are a table separated by ';': rename it "
                                "loan.csv to read it")

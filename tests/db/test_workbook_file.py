@@ -1,5 +1,6 @@
-"""Excel workbooks in a folder are tables, one per sheet with data, read as the same
-cells saved as CSV are; a header's blank or repeated names and a damaged file are
+"""Workbooks (Excel's .xlsx and old .xls, OpenDocument's .ods) in a folder are tables,
+one per sheet with data, read as the same cells saved as CSV are; a workbook alone is a
+database of its sheets; a header's blank or repeated names and a damaged file are
 reported, naming the sheet or file."""
 from __future__ import annotations
 
@@ -29,17 +30,40 @@ def retail(rows: int, seed: int = 0) -> pd.DataFrame:
     })
 
 
+def write_workbook(frame: pd.DataFrame, path) -> None:
+    """``frame`` as a one-sheet workbook in the format ``path``'s suffix names:
+    .xls through xlwt (pandas writes .xlsx and .ods, not .xls)."""
+    if path.suffix != ".xls":
+        frame.to_excel(path, index=False)
+        return
+    import xlwt
+
+    book = xlwt.Workbook()
+    sheet = book.add_sheet("Sheet1")
+    dates = xlwt.easyxf(num_format_str="YYYY-MM-DD HH:MM")
+    for j, name in enumerate(frame.columns):
+        sheet.write(0, j, name)
+    for i, row in enumerate(frame.itertuples(index=False), start=1):
+        for j, value in enumerate(row):
+            if isinstance(value, pd.Timestamp):
+                sheet.write(i, j, value.to_pydatetime(), dates)
+            elif not pd.isna(value):
+                sheet.write(i, j, value.item() if hasattr(value, "item") else value)
+    book.save(str(path))
+
+
 @settings(max_examples=8, deadline=None)
-@given(rows=st.integers(2, 40), seed=st.integers(0, 999))
-def test_a_sheet_reads_as_the_same_cells_saved_as_csv(tmp_path_factory, rows, seed):
+@given(rows=st.integers(2, 40), seed=st.integers(0, 999),
+       suffix=st.sampled_from([".xlsx", ".xls", ".ods"]))
+def test_a_sheet_reads_as_the_same_cells_saved_as_csv(tmp_path_factory, rows, seed, suffix):
     frame = retail(rows, seed)
     folder = tmp_path_factory.mktemp("sheets")
-    (folder / "xlsx").mkdir()
+    (folder / "book").mkdir()
     (folder / "csv").mkdir()
-    frame.to_excel(folder / "xlsx" / "invoices.xlsx", index=False)
+    write_workbook(frame, folder / "book" / f"invoices{suffix}")
     frame.to_csv(folder / "csv" / "invoices.csv", index=False)
     schema = {"tables": {"invoices": {"time_column": "InvoiceDate"}}}
-    from_sheet = rdl.connect(folder / "xlsx", schema=schema)["invoices"]
+    from_sheet = rdl.connect(folder / "book", schema=schema)["invoices"]
     from_csv = rdl.connect(folder / "csv", schema=schema)["invoices"]
     assert from_sheet.stypes == from_csv.stypes
     pd.testing.assert_frame_equal(from_sheet.df, from_csv.df, check_dtype=False)
@@ -61,6 +85,20 @@ def test_each_sheet_with_data_is_a_table_named_by_it(tmp_path):
     assert db["customers"].df["Country"].tolist() == ["UK", "FR", "UK"]
     assert db["invoices"].df["InvoiceDate"].tolist() == invoices["InvoiceDate"].tolist()
     assert db["invoices"].foreign_keys == {"CustomerID": "customers"}
+
+
+def test_a_workbook_alone_is_a_database_of_its_sheets(tmp_path):
+    """``rdl inspect shop.xlsx``: its sheets are the tables, as in a folder."""
+    customers = pd.DataFrame({"CustomerID": [1, 2, 3], "Country": ["UK", "FR", "UK"]})
+    with pd.ExcelWriter(tmp_path / "shop.ods") as book:
+        customers.to_excel(book, sheet_name="customers", index=False)
+        retail(6).assign(CustomerID=[1, 2, 3] * 2).to_excel(book, sheet_name="invoices",
+                                                             index=False)
+    db = rdl.connect(tmp_path / "shop.ods", schema={"tables": {
+        "customers": {"primary_key": "CustomerID", **STATIC},
+        "invoices": {"foreign_keys": {"CustomerID": "customers"}}}})
+    assert sorted(db.tables) == ["customers", "invoices"]
+    assert db["invoices"].time_column == "InvoiceDate" and len(db["invoices"]) == 6
 
 
 def test_a_workbook_of_one_sheet_is_the_table_named_by_the_file(tmp_path):
