@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -17,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pv
 
-from rdl.db.headers import header_issues, unique_column_names
+from rdl.db.headers import header_issues, header_row, unique_column_names
 from rdl.db.issues import DataIssue, SourceError
 from rdl.db.raw import TableInfo, TimeBound
 from rdl.db.text_numbers import NULL_SPELLINGS
@@ -26,6 +27,7 @@ from rdl.db.times import looks_like_dates
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz")
 DELIMITERS = (",", ";", "\t", "|")
 SNIFF_BYTES = 1 << 16
+_TITLE_ROWS = 50  # the rows read to find the header below a title
 
 
 class CsvTable:
@@ -37,7 +39,7 @@ class CsvTable:
         self.path = path
         sniffed = sniff_csv(path)
         self.delimiter, self.encoding = sniffed.delimiter, sniffed.encoding
-        self.preamble = sniffed.preamble
+        self.preamble, self.titles = sniffed.preamble, sniffed.titles
         # A first line of values (a fraction or a date) is the first row, not a header.
         self.has_header = not _first_line_is_data(sniffed.text, self.delimiter, self.preamble)
         self.header: list[str] = []  # the header's names, as written
@@ -64,6 +66,13 @@ class CsvTable:
         return TableInfo(name, self.names, decimal_comma=self.delimiter == ";")
 
     def header_issues(self, name: str) -> list[DataIssue]:
+        titles = [DataIssue(
+            "csv_title", name, None, len(self.titles), "not read as rows",
+            f"{len(self.titles)} line(s) above the header of {self.path.name} fill too few "
+            f"fields to be rows (first: {self.titles[0][:60]!r})")] if self.titles else []
+        return titles + self._header_issues(name)
+
+    def _header_issues(self, name: str) -> list[DataIssue]:
         if not self.has_header:
             shown = ", ".join(self.header[:4]) + (", ..." if len(self.header) > 4 else "")
             return [DataIssue(
@@ -157,13 +166,15 @@ def _field_count_hint(message: str) -> str:
 class CsvSniff(NamedTuple):
     delimiter: str
     encoding: str
-    preamble: int  # lines before the header
-    text: str      # the file's first 64 kB, decoded
+    preamble: int      # lines before the header
+    text: str          # the file's first 64 kB, decoded
+    titles: list[str]  # the lines of title among them
 
 
 def sniff_csv(path: Path) -> CsvSniff:
-    """The delimiter, encoding and lines before the header of a CSV file,
-    and its start as text, from its first 64 kB: the delimiter that splits its header line most
+    """The delimiter, encoding and lines before the header of a CSV file
+    (Excel's ``sep=;``, a title: ``_title_rows``), and its start as text,
+    from its first 64 kB: the delimiter that splits its header line most
     (the suffix's, ``,`` or tab, on a tie), or the one a first line ``sep=;``
     names (as Excel reads and writes it, a line then skipped); UTF-8 unless
     those bytes are not, then Windows' cp1252 (as Excel writes), or Latin-1,
@@ -182,12 +193,47 @@ def sniff_csv(path: Path) -> CsvSniff:
                 text = sample.decode(encoding)
             except UnicodeDecodeError:
                 encoding, text = "latin1", sample.decode("latin1")
-    header = (text.lstrip("\ufeff").splitlines() or [""])[0]
-    named = re.fullmatch(r"sep=(.)", header.strip())
+    lines = text.lstrip("\ufeff").splitlines()[:_TITLE_ROWS] or [""]
+    named = re.fullmatch(r"sep=(.)", lines[0].strip())
     if named:
-        return CsvSniff(named.group(1), encoding, 1, text)
-    default = "\t" if ".tsv" in path.name else ","
-    best = max(DELIMITERS, key=lambda d: (header.count(d), d == default))
-    return CsvSniff(best if header.count(best) else default, encoding, 0, text)
+        delimiter, skipped = named.group(1), 1
+    else:
+        delimiter = _delimiter(lines, "\t" if ".tsv" in path.name else ",")
+        skipped = 0
+    above = _rows_above_header(text, delimiter, skipped)
+    titles = [" ".join(f.strip() for f in row if f.strip()) for row in above]
+    return CsvSniff(delimiter, encoding, skipped + len(above), text, [t for t in titles if t])
+
+
+def _delimiter(lines: list[str], default: str) -> str:
+    """The delimiter that splits the header most, the header being the first
+    of the longest run of lines that one delimiter splits alike (lines of
+    title above it, "Sales, 2024" over ``id;amount``, make a shorter run, or
+    one of fewer fields)."""
+    filled = [line for line in lines if line.strip()] or [""]
+    header, longest = 0, (0, 0)
+    for d in sorted(DELIMITERS, key=lambda d: d != default):  # on a tie, the suffix's
+        run, start = 0, 0
+        for i, line in enumerate(filled):
+            count = line.count(d)
+            if count and run and count == filled[i - 1].count(d):
+                run += 1
+            else:
+                run, start = int(count > 0), i
+            if (run, count) > longest:  # as long a run: the one of more fields
+                longest, header = (run, count), start
+    best = max(DELIMITERS, key=lambda d: (filled[header].count(d), d == default))
+    return best if filled[header].count(best) else default
+
+
+def _rows_above_header(text: str, delimiter: str, skipped: int) -> list[list[str]]:
+    """The lines of title (and blank lines) above a CSV file's header, as a
+    published table exported from a spreadsheet has them."""
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=delimiter)
+    try:
+        rows = list(itertools.islice(reader, skipped, skipped + _TITLE_ROWS))
+    except csv.Error:  # a quote the 64 kB sample cuts: no title is found
+        return []
+    return rows[:header_row([sum(bool(field.strip()) for field in row) for row in rows])]
 
 

@@ -1,6 +1,9 @@
-"""Column names from a header row a person wrote (a CSV file's first line, a
-sheet's first row): unique, none empty, and a report for each one changed."""
+"""The header row a person wrote (a CSV file's first line, a sheet's first
+row, or the first below a title) and column names from it: unique, none
+empty, and a report for each one changed."""
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rdl.db.issues import DataIssue
 
@@ -35,3 +38,13 @@ def header_issues(table: str, header: list[str], names: list[str], where: str) -
         issues.append(DataIssue("csv_header", table, read_as, 0, f"read as {read_as!r}",
                                 f"{why} of {where}"))
     return issues
+
+
+def header_row(filled: Sequence[int]) -> int:
+    """Which of a table's first rows is its header, given how many cells each
+    fills: the first to fill more than half of the widest row's cells, so
+    that a title above it ("Table 4: Sales by region", or "Sales, by region"
+    split by its comma) or a blank line is not taken for the header."""
+    width = max(filled, default=0)
+    need = width // 2 + 1
+    return next((i for i, count in enumerate(filled) if count >= need), 0)

@@ -14,11 +14,12 @@ sheet, named by the sheet.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 import pyarrow as pa
 
-from rdl.db.headers import header_issues, unique_column_names
+from rdl.db.headers import header_issues, header_row, unique_column_names
 from rdl.db.issues import DataIssue, SourceError
 from rdl.db.raw import TableInfo, TimeBound
 
@@ -35,20 +36,46 @@ def workbook_tables(path: Path) -> list[tuple[str, SheetTable]]:
                           "pip install python-calamine") from None
     except Exception as exc:  # calamine raises its own kinds for a damaged file
         raise SourceError(f"Could not read workbook {path}: {exc}") from None
-    filled = {sheet: _from_header(cells) for sheet, cells in sheets.items()}
-    filled = {sheet: cells for sheet, cells in filled.items() if not cells.empty}
-    if len(filled) == 1:
-        (sheet, cells), = filled.items()
-        return [(path.stem, SheetTable(path, sheet, cells))]
-    return [(sheet, SheetTable(path, sheet, cells)) for sheet, cells in filled.items()]
+    tables = {sheet: SheetTable(path, sheet, cells) for sheet, cells in sheets.items()}
+    tables = {sheet: table for sheet, table in tables.items() if table.names}
+    if len(tables) == 1:
+        (table,) = tables.values()
+        return [(path.stem, table)]
+    return list(tables.items())
 
 
-def _from_header(cells: pd.DataFrame) -> pd.DataFrame:
-    """A sheet's cells from its first filled row (the header) on, without the
-    columns that hold nothing; blank rows below stay, for the reader to count."""
+class SheetCells(NamedTuple):
+    table: pd.DataFrame  # the header's row and the rows below it
+    titles: list[str]    # lines above the header
+    notes: list[str]     # lines below the data
+
+
+def sheet_cells(cells: pd.DataFrame) -> SheetCells:
+    """A sheet's table without the columns that hold nothing, and the lines
+    around it that are no rows: a title above the header (the header is the
+    first row to fill more than half of the table's columns: ``header_row``) and notes below the data
+    (rows of at most one cell after the sheet's last blank row, such as
+    "Source: ONS"). Blank rows within the data stay, for the reader to count."""
     cells = cells.dropna(axis=1, how="all")
-    filled = cells.notna().any(axis=1)
-    return cells.loc[filled.idxmax():] if filled.any() else cells.iloc[:0]
+    counts = cells.notna().sum(axis=1)
+    if not counts.any():
+        return SheetCells(cells.iloc[:0], [], [])
+    width = int(counts.max())
+    start = counts.index[header_row(counts.tolist())]
+    titles = [_line(row) for _, row in cells.loc[:start].iloc[:-1].iterrows()
+              if row.notna().any()]
+    cells, counts = cells.loc[start:], counts.loc[start:]
+    blank = counts.index[counts == 0]
+    if width < 2 or blank.empty or (counts.loc[blank[-1]:] > 1).any():
+        return SheetCells(cells, titles, [])
+    end = counts.loc[:blank[-1]][lambda c: c > 0].index[-1]  # the data's last row
+    notes = [_line(row) for _, row in cells.loc[end:].iloc[1:].iterrows()
+             if row.notna().any()]
+    return SheetCells(cells.loc[:end], titles, notes)
+
+
+def _line(row: pd.Series) -> str:
+    return " ".join(str(value) for value in row.dropna())
 
 
 class SheetTable:
@@ -58,9 +85,10 @@ class SheetTable:
 
     def __init__(self, path: Path, sheet: str, cells: pd.DataFrame) -> None:
         self.path, self.sheet = path, sheet
-        self.header = ["" if pd.isna(v) else str(v) for v in cells.iloc[0]]
+        table, self.titles, self.notes = sheet_cells(cells)
+        self.header = ["" if pd.isna(v) else str(v) for v in table.iloc[0]] if len(table) else []
         self.names = unique_column_names(self.header)
-        rows = cells.iloc[1:].reset_index(drop=True)
+        rows = table.iloc[1:].reset_index(drop=True)
         rows.columns = self.names
         self.frame = rows.infer_objects().apply(_as_one_type)
 
@@ -69,8 +97,16 @@ class SheetTable:
                          source_types={c: str(t) for c, t in self.frame.dtypes.items()})
 
     def header_issues(self, name: str) -> list[DataIssue]:
-        return header_issues(name, self.header, self.names,
-                             f"sheet {self.sheet!r} of {self.path.name}")
+        where = f"sheet {self.sheet!r} of {self.path.name}"
+        issues = header_issues(name, self.header, self.names, where)
+        for kind, lines, place in (("sheet_title", self.titles, "above the header"),
+                                   ("sheet_notes", self.notes, "below the data")):
+            if lines:
+                issues.append(DataIssue(
+                    kind, name, None, len(lines), "not read as rows",
+                    f"{len(lines)} line(s) {place} of {where} fill too few cells to be rows "
+                    f"(first: {lines[0][:60]!r})"))
+        return issues
 
     def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
         assert bound is None, "sheet columns are not comparable; the cut happens after reading"

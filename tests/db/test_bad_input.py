@@ -310,14 +310,33 @@ def test_spaces_around_header_names_and_excels_sep_line_are_no_part_of_the_table
     assert list(sales.df.columns) == ["_pk", "id", "amount", "date"] and db.issues == []
 
 
-@pytest.mark.parametrize("text, hint", [
-    ("Sales report 2024\n\nid,amount\n1,2.5\n", "delete any lines of title above it"),
-    ("id,amount\n1,2.5\n2,3.5\nTotal,6.0,x\n", "every line needs the header's 2 fields"),
-])
-def test_a_line_of_title_or_totals_says_what_to_delete(tmp_path, text, hint):
-    (tmp_path / "sales.csv").write_text(text)
-    with pytest.raises(SourceError, match=re.escape(hint)):
+def test_a_line_of_totals_says_what_to_delete(tmp_path):
+    (tmp_path / "sales.csv").write_text("id,amount\n1,2.5\n2,3.5\nTotal,6.0,x\n")
+    with pytest.raises(SourceError, match=re.escape("every line needs the header's 2 fields")):
         rdl.connect(tmp_path)
+
+
+@settings(max_examples=10, deadline=None)
+@given(titles=st.lists(st.sampled_from(["Table 4: Sales by region", "Provisional, 2024",
+                                        "Source: ONS"]), min_size=1, max_size=3),
+       padded=st.booleans(), blank=st.booleans(), delimiter=st.sampled_from([",", ";", "\t"]))
+def test_lines_of_title_above_a_csv_header_are_skipped_and_counted(
+        tmp_path_factory, titles, padded, blank, delimiter):
+    """A published table saved as CSV: its title above the header, alone on its line or
+    padded with delimiters as Excel writes it, then perhaps a blank line. The file reads
+    as the bare table does, the title counted, never a header or a row."""
+    table = [line.replace(",", delimiter) for line in
+             ["id,amount,region,date", "1,2.5,North,2024-01-05", "2,3.5,South,2024-02-07"]]
+    lines = [title + delimiter * 3 * padded for title in titles] + [""] * blank + table
+    bare, dressed = tmp_path_factory.mktemp("bare"), tmp_path_factory.mktemp("dressed")
+    (bare / "sales.csv").write_text("\n".join(lines[-3:]) + "\n")
+    (dressed / "sales.csv").write_text("\n".join(lines) + "\n")
+    expected, got = rdl.connect(bare), rdl.connect(dressed)
+    pd.testing.assert_frame_equal(got["sales"].df, expected["sales"].df)
+    [issue] = [i for i in got.issues if i.kind == "csv_title"]
+    assert issue.count == len(titles)
+    first = " ".join(f.strip() for f in titles[0].split(delimiter) if f.strip())
+    assert f"(first: {first[:60]!r})" in str(issue)
 
 
 def test_quoted_values_that_span_lines_read_past_arrows_first_block(tmp_path):

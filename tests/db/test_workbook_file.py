@@ -139,3 +139,45 @@ def test_blank_rows_above_the_header_are_skipped_and_below_it_counted(tmp_path):
     db = rdl.connect(tmp_path, schema={"tables": {"orders_v2": STATIC}})
     assert db["orders_v2"].df["amount"].tolist() == [2.5, 4.0]
     assert [(i.kind, i.count) for i in db.issues if i.table == "orders_v2"] == [("empty_row", 1)]
+
+
+@settings(max_examples=8, deadline=None)
+@given(rows=st.integers(2, 30), seed=st.integers(0, 999),
+       titles=st.lists(st.sampled_from(["Table 4: Sales by invoice", "Provisional", "2010-11"]),
+                       max_size=2),
+       notes=st.lists(st.sampled_from(["Source: ONS", "Note: C marks a cancellation", "1"]),
+                      max_size=2))
+def test_a_title_above_and_notes_below_the_table_are_not_rows(tmp_path_factory, rows, seed,
+                                                               titles, notes):
+    """A published sheet: a title and a blank line above the header, a blank line and
+    notes below the data. The table reads as the bare sheet does; the lines around it
+    are counted, never rows."""
+    frame = retail(rows, seed)
+    bare, dressed = tmp_path_factory.mktemp("bare"), tmp_path_factory.mktemp("dressed")
+    frame.to_excel(bare / "invoices.xlsx", index=False)
+    width = len(frame.columns)
+    cells = pd.DataFrame(
+        [[title] + [None] * (width - 1) for title in titles] + [[None] * width]
+        + [list(frame.columns)] + frame.astype(object).values.tolist()
+        + [[None] * width] * bool(notes) + [[note] + [None] * (width - 1) for note in notes])
+    cells.to_excel(dressed / "invoices.xlsx", header=False, index=False)
+    schema = {"tables": {"invoices": {"time_column": "InvoiceDate"}}}
+    expected = rdl.connect(bare, schema=schema)
+    got = rdl.connect(dressed, schema=schema)
+    pd.testing.assert_frame_equal(got["invoices"].df, expected["invoices"].df)
+    counted = {i.kind: i.count for i in got.issues if i.kind.startswith("sheet_")}
+    assert counted == {**({"sheet_title": len(titles)} if titles else {}),
+                       **({"sheet_notes": len(notes)} if notes else {})}
+    if titles:
+        [title] = [i for i in got.issues if i.kind == "sheet_title"]
+        assert f"above the header of sheet 'Sheet1' of invoices.xlsx fill too few cells to be " \
+               f"rows (first: {titles[0]!r})" in str(title)
+
+
+def test_a_last_row_of_one_cell_without_a_blank_line_above_is_a_row(tmp_path):
+    """Notes are told by the blank line that sets them apart; a sparse last row stays."""
+    cells = pd.DataFrame([["id", "amount", "shop"], [1, 2.5, "a"], [2, None, None]])
+    cells.to_excel(tmp_path / "orders.xlsx", header=False, index=False)
+    db = rdl.connect(tmp_path, schema={"tables": {"orders": STATIC}})
+    assert db["orders"].df["id"].tolist() == [1, 2]
+    assert not [i for i in db.issues if i.kind.startswith("sheet_")]
