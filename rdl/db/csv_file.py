@@ -47,12 +47,13 @@ class CsvTable:
         # Quoted values that span lines (reviews, comments) need Arrow's slower
         # parse, which a file gets once Arrow's fast one finds it cannot split it.
         self.multiline = False
+        self._notes: Notes | None = None
 
     def info(self, name: str) -> TableInfo:
         try:
             parse_options = pv.ParseOptions(delimiter=self.delimiter)
             read_options = pv.ReadOptions(encoding=self.encoding, skip_rows=self.preamble)
-            with pv.open_csv(self.path, read_options=read_options,
+            with pv.open_csv(self._data(), read_options=read_options,
                              parse_options=parse_options) as reader:
                 self.header = list(reader.schema.names)
         except UnicodeDecodeError:  # past the sniffed start, a byte cp1252 lacks
@@ -66,11 +67,27 @@ class CsvTable:
         return TableInfo(name, self.names, decimal_comma=self.delimiter == ";")
 
     def header_issues(self, name: str) -> list[DataIssue]:
-        titles = [DataIssue(
-            "csv_title", name, None, len(self.titles), "not read as rows",
-            f"{len(self.titles)} line(s) above the header of {self.path.name} fill too few "
-            f"fields to be rows (first: {self.titles[0][:60]!r})")] if self.titles else []
-        return titles + self._header_issues(name)
+        issues = self._header_issues(name)
+        for kind, lines, place in (("csv_title", self.titles, "above the header"),
+                                   ("csv_notes", self.notes().texts, "below the data")):
+            if lines:
+                issues.insert(0, DataIssue(
+                    kind, name, None, len(lines), "not read as rows",
+                    f"{len(lines)} line(s) {place} of {self.path.name} fill too few fields "
+                    f"to be rows (first: {lines[0][:60]!r})"))
+        return issues
+
+    def _data(self) -> Path | pa.BufferReader:
+        """The file, or its bytes before its notes if it has any."""
+        end = self.notes().start
+        if end is None:
+            return self.path
+        return pa.BufferReader(pa.memory_map(str(self.path)).read_buffer(end))
+
+    def notes(self) -> Notes:
+        if self._notes is None:
+            self._notes = _notes_below_data(self.path, self.delimiter, self.encoding)
+        return self._notes
 
     def _header_issues(self, name: str) -> list[DataIssue]:
         if not self.has_header:
@@ -96,7 +113,7 @@ class CsvTable:
             renamed = self.names != self.header  # then the header is read as a row...
             skipped = int(renamed and self.has_header)  # ... and skipped, unless it is data
             return pv.read_csv(
-                self.path,
+                self._data(),
                 read_options=pv.ReadOptions(encoding=self.encoding,
                                             skip_rows=self.preamble + skipped,
                                             column_names=self.names if renamed else None),
@@ -203,6 +220,39 @@ def sniff_csv(path: Path) -> CsvSniff:
     above = _rows_above_header(text, delimiter, skipped)
     titles = [" ".join(f.strip() for f in row if f.strip()) for row in above]
     return CsvSniff(delimiter, encoding, skipped + len(above), text, [t for t in titles if t])
+
+
+class Notes(NamedTuple):
+    start: int | None  # the byte where they begin, None without notes
+    texts: list[str]   # the notes' text
+
+
+def _notes_below_data(path: Path, delimiter: str, encoding: str) -> Notes:
+    """The lines of notes at the end of a CSV file ("Source: ONS,,,", as Excel
+    saves a published sheet): lines of at most one field after the data, set
+    apart from it by a blank line, so that parsing stops before them (their
+    text would make a column of numbers text). Read from the file's last
+    64 kB; none in a compressed file, whose end is not at hand, or where a
+    quote could make a line part of a value."""
+    if path.name.endswith((".gz", ".bz2")):
+        return Notes(None, [])
+    with open(path, "rb") as file:
+        start = max(0, file.seek(0, 2) - SNIFF_BYTES)
+        file.seek(start)
+        raw = file.read().splitlines(keepends=True)
+    if start:  # the first line may be cut
+        start, raw = start + len(raw[0]), raw[1:]
+    lines = [line.decode(encoding, errors="replace").rstrip("\r\n") for line in raw]
+    rows = [next(csv.reader([line], delimiter=delimiter), []) for line in lines]
+    filled = [sum(bool(field.strip()) for field in row) for row in rows]
+    tail = next((i for i in range(len(rows)) if filled[-1 - i] > 1), len(rows))
+    first = len(rows) - tail  # the block of lines of at most one field at the end
+    if (tail == len(rows) or not tail or filled[first] or max(filled[first:]) == 0
+            or any('"' in line for line in lines[first:])):
+        return Notes(None, [])
+    return Notes(start + sum(map(len, raw[:first])),
+                 [" ".join(f.strip() for f in row if f.strip()) for row in rows[first:] if any(
+                     f.strip() for f in row)])
 
 
 def _delimiter(lines: list[str], default: str) -> str:

@@ -53,9 +53,10 @@ class SheetCells(NamedTuple):
 def sheet_cells(cells: pd.DataFrame) -> SheetCells:
     """A sheet's table without the columns that hold nothing, and the lines
     around it that are no rows: a title above the header (the header is the
-    first row to fill more than half of the table's columns: ``header_row``) and notes below the data
-    (rows of at most one cell after the sheet's last blank row, such as
-    "Source: ONS"). Blank rows within the data stay, for the reader to count."""
+    first row to fill more than half of the table's columns: ``header_row``)
+    and notes below the data (rows of at most one cell at the sheet's end, set
+    apart from the data by a blank row, such as "Source: ONS"). Blank rows
+    within the data stay, for the reader to count."""
     cells = cells.dropna(axis=1, how="all")
     counts = cells.notna().sum(axis=1)
     if not counts.any():
@@ -65,13 +66,13 @@ def sheet_cells(cells: pd.DataFrame) -> SheetCells:
     titles = [_line(row) for _, row in cells.loc[:start].iloc[:-1].iterrows()
               if row.notna().any()]
     cells, counts = cells.loc[start:], counts.loc[start:]
-    blank = counts.index[counts == 0]
-    if width < 2 or blank.empty or (counts.loc[blank[-1]:] > 1).any():
+    wide = (counts > 1).to_numpy().nonzero()[0]
+    end = wide[-1] + 1 if len(wide) else len(counts)  # past the last row of two cells or more
+    below = counts.iloc[end:]
+    if width < 2 or below.empty or below.iloc[0] != 0 or not below.any():
         return SheetCells(cells, titles, [])
-    end = counts.loc[:blank[-1]][lambda c: c > 0].index[-1]  # the data's last row
-    notes = [_line(row) for _, row in cells.loc[end:].iloc[1:].iterrows()
-             if row.notna().any()]
-    return SheetCells(cells.loc[:end], titles, notes)
+    notes = [_line(row) for _, row in cells.iloc[end:].iterrows() if row.notna().any()]
+    return SheetCells(cells.iloc[:end], titles, notes)
 
 
 def _line(row: pd.Series) -> str:

@@ -310,6 +310,16 @@ def test_spaces_around_header_names_and_excels_sep_line_are_no_part_of_the_table
     assert list(sales.df.columns) == ["_pk", "id", "amount", "date"] and db.issues == []
 
 
+def test_notes_alone_on_their_lines_below_the_data_are_not_parsed(tmp_path):
+    """Arrow refuses a line of one field in a table of three; set apart by a blank line,
+    such lines are notes, and the parse stops before them."""
+    (tmp_path / "sales.csv").write_text(
+        "id,amount,region\n1,2.5,N\n2,3.5,S\n\nSource: ONS\nNote: provisional\n")
+    db = rdl.connect(tmp_path, schema={"tables": {"sales": {"time_column": None}}})
+    assert db["sales"].df["id"].tolist() == [1, 2]
+    assert [(i.kind, i.count) for i in db.issues] == [("csv_notes", 2)]
+
+
 def test_a_line_of_totals_says_what_to_delete(tmp_path):
     (tmp_path / "sales.csv").write_text("id,amount\n1,2.5\n2,3.5\nTotal,6.0,x\n")
     with pytest.raises(SourceError, match=re.escape("every line needs the header's 2 fields")):
@@ -319,24 +329,32 @@ def test_a_line_of_totals_says_what_to_delete(tmp_path):
 @settings(max_examples=10, deadline=None)
 @given(titles=st.lists(st.sampled_from(["Table 4: Sales by region", "Provisional, 2024",
                                         "Source: ONS"]), min_size=1, max_size=3),
-       padded=st.booleans(), blank=st.booleans(), delimiter=st.sampled_from([",", ";", "\t"]))
-def test_lines_of_title_above_a_csv_header_are_skipped_and_counted(
-        tmp_path_factory, titles, padded, blank, delimiter):
+       padded=st.booleans(), blank=st.booleans(), delimiter=st.sampled_from([",", ";", "\t"]),
+       notes=st.lists(st.sampled_from(["Source: ONS", "p: provisional", "2"]), max_size=2))
+def test_lines_of_title_and_notes_around_a_csv_table_are_skipped_and_counted(
+        tmp_path_factory, titles, padded, blank, delimiter, notes):
     """A published table saved as CSV: its title above the header, alone on its line or
-    padded with delimiters as Excel writes it, then perhaps a blank line. The file reads
-    as the bare table does, the title counted, never a header or a row."""
+    padded with delimiters as Excel writes it, then perhaps a blank line; below the data a
+    blank line and notes (padded: Excel pads every line of a sheet it saves). The file
+    reads as the bare table does, titles and notes counted, never a header or a row."""
     table = [line.replace(",", delimiter) for line in
              ["id,amount,region,date", "1,2.5,North,2024-01-05", "2,3.5,South,2024-02-07"]]
-    lines = [title + delimiter * 3 * padded for title in titles] + [""] * blank + table
+    lines = ([title + delimiter * 3 * padded for title in titles] + [""] * blank + table
+             + ([delimiter * 3 * padded] + [note + delimiter * 3 for note in notes]) * bool(notes))
     bare, dressed = tmp_path_factory.mktemp("bare"), tmp_path_factory.mktemp("dressed")
-    (bare / "sales.csv").write_text("\n".join(lines[-3:]) + "\n")
+    (bare / "sales.csv").write_text("\n".join(table) + "\n")
     (dressed / "sales.csv").write_text("\n".join(lines) + "\n")
     expected, got = rdl.connect(bare), rdl.connect(dressed)
     pd.testing.assert_frame_equal(got["sales"].df, expected["sales"].df)
-    [issue] = [i for i in got.issues if i.kind == "csv_title"]
-    assert issue.count == len(titles)
+    counted = {i.kind: i for i in got.issues}
+    assert set(counted) == {"csv_title", *["csv_notes"] * bool(notes)}
+    assert counted["csv_title"].count == len(titles)
     first = " ".join(f.strip() for f in titles[0].split(delimiter) if f.strip())
-    assert f"(first: {first[:60]!r})" in str(issue)
+    assert f"(first: {first[:60]!r})" in str(counted["csv_title"])
+    if notes:
+        assert counted["csv_notes"].count == len(notes)
+        assert f"below the data of sales.csv fill too few fields to be rows (first: " \
+               f"{notes[0]!r})" in str(counted["csv_notes"])
 
 
 def test_quoted_values_that_span_lines_read_past_arrows_first_block(tmp_path):
