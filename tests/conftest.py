@@ -16,6 +16,23 @@ def pytest_xdist_auto_num_workers(config) -> int:
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
 
 
+# Files whose tests run whole fits in new processes (a minute or two each), in the order
+# their workers should start them: run last, one of them kept a worker busy for minutes
+# after the other had finished everything else.
+LONGEST_FILES = ("train/test_ddp.py", "train/test_resume.py", "predict/test_notebook.py",
+                 "train/test_cli.py", "nn/test_compile.py", "predict/test_predictor.py",
+                 "test_cli_errors.py", "train/test_runs.py")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The longest files first (a stable sort: each file's tests keep their order)."""
+    def rank(item) -> int:
+        path = item.path.as_posix()
+        return next((i for i, name in enumerate(LONGEST_FILES)
+                     if path.endswith(f"/tests/{name}")), len(LONGEST_FILES))
+    items.sort(key=rank)
+
+
 def pytest_configure(config) -> None:
     """Each worker's torch gets its share of the cores: workers that each
     start one thread per core make every thread wait (an epoch 2-20x slower).
