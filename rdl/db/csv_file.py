@@ -18,7 +18,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pv
 
-from rdl.db.headers import header_issues, header_row, unique_column_names
+from rdl.db.headers import (
+    around_table_issues, header_issues, header_row, unique_column_names,
+)
 from rdl.db.issues import DataIssue, SourceError
 from rdl.db.raw import TableInfo, TimeBound
 from rdl.db.text_numbers import NULL_SPELLINGS
@@ -67,15 +69,8 @@ class CsvTable:
         return TableInfo(name, self.names, decimal_comma=self.delimiter == ";")
 
     def header_issues(self, name: str) -> list[DataIssue]:
-        issues = self._header_issues(name)
-        for kind, lines, place in (("csv_title", self.titles, "above the header"),
-                                   ("csv_notes", self.notes().texts, "below the data")):
-            if lines:
-                issues.insert(0, DataIssue(
-                    kind, name, None, len(lines), "not read as rows",
-                    f"{len(lines)} line(s) {place} of {self.path.name} fill too few fields "
-                    f"to be rows (first: {lines[0][:60]!r})"))
-        return issues
+        return around_table_issues(name, "csv", self.titles, self.notes().texts,
+                                   self.path.name, "fields") + self._header_issues(name)
 
     def _data(self) -> Path | pa.BufferReader:
         """The file, or its bytes before its notes if it has any."""
@@ -190,7 +185,7 @@ class CsvSniff(NamedTuple):
 
 def sniff_csv(path: Path) -> CsvSniff:
     """The delimiter, encoding and lines before the header of a CSV file
-    (Excel's ``sep=;``, a title: ``_title_rows``), and its start as text,
+    (Excel's ``sep=;``, a title: ``_rows_above_header``), and its start as text,
     from its first 64 kB: the delimiter that splits its header line most
     (the suffix's, ``,`` or tab, on a tie), or the one a first line ``sep=;``
     names (as Excel reads and writes it, a line then skipped); UTF-8 unless
@@ -218,8 +213,13 @@ def sniff_csv(path: Path) -> CsvSniff:
         delimiter = _delimiter(lines, "\t" if ".tsv" in path.name else ",")
         skipped = 0
     above = _rows_above_header(text, delimiter, skipped)
-    titles = [" ".join(f.strip() for f in row if f.strip()) for row in above]
+    titles = [_row_text(row) for row in above]
     return CsvSniff(delimiter, encoding, skipped + len(above), text, [t for t in titles if t])
+
+
+def _row_text(row: list[str]) -> str:
+    """A line's fields that hold something, as one text ("" for a blank line)."""
+    return " ".join(field.strip() for field in row if field.strip())
 
 
 class Notes(NamedTuple):
@@ -250,9 +250,8 @@ def _notes_below_data(path: Path, delimiter: str, encoding: str) -> Notes:
     if (tail == len(rows) or not tail or filled[first] or max(filled[first:]) == 0
             or any('"' in line for line in lines[first:])):
         return Notes(None, [])
-    return Notes(start + sum(map(len, raw[:first])),
-                 [" ".join(f.strip() for f in row if f.strip()) for row in rows[first:] if any(
-                     f.strip() for f in row)])
+    texts = [_row_text(row) for row in rows[first:]]
+    return Notes(start + sum(map(len, raw[:first])), [text for text in texts if text])
 
 
 def _delimiter(lines: list[str], default: str) -> str:

@@ -48,3 +48,15 @@ def header_row(filled: Sequence[int]) -> int:
     width = max(filled, default=0)
     need = width // 2 + 1
     return next((i for i, count in enumerate(filled) if count >= need), 0)
+
+
+def around_table_issues(table: str, kind: str, titles: list[str], notes: list[str],
+                        where: str, unit: str) -> list[DataIssue]:
+    """A report each for the lines of title above a table's header and of
+    notes below its data that were not read as rows (``kind`` ``csv`` or
+    ``sheet``; ``unit`` ``fields`` or ``cells``), with the first one's text."""
+    return [DataIssue(f"{kind}_{what}", table, None, len(lines), "not read as rows",
+                      f"{len(lines)} line(s) {place} of {where} fill too few {unit} to be rows "
+                      f"(first: {lines[0][:60]!r})")
+            for what, lines, place in (("title", titles, "above the header"),
+                                       ("notes", notes, "below the data")) if lines]

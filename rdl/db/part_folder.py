@@ -144,7 +144,8 @@ def _named_as_part(path: Path, folder: Path) -> bool:
 def _columns(kind: str, path: Path) -> list[str]:
     if kind == "parquet":
         return list(pq.read_schema(path).names)
-    return duckdb.connect().read_json(str(path), hive_partitioning=False).columns
+    with duckdb.connect() as con:
+        return con.read_json(str(path), hive_partitioning=False).columns
 
 
 def _check_shared(folder: Path, columns: dict[Path, list[str]]) -> None:

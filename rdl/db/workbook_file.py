@@ -3,11 +3,13 @@
 Small businesses keep their tables in workbooks, and public datasets ship as
 them (UCI's Online Retail is one ``.xlsx``, many statistics offices publish
 ``.xls``). Calamine (Rust, through pandas) reads Excel's ``.xlsx``, ``.xlsm``,
-``.xlsb`` and old ``.xls`` and OpenDocument's ``.ods`` alike, about seven
-times faster than openpyxl. Each sheet's first row is its
-header, read as a CSV header is (:mod:`rdl.db.headers`); cells keep the types
-Excel stored (numbers, dates, text), and a column that mixes numbers with
-text is read as text, as the same cells saved as CSV would be. A workbook of
+``.xlsb`` and old ``.xls`` and OpenDocument's ``.ods`` alike, about nine
+times faster than openpyxl. A sheet's header is its first row to fill more
+than half of its columns (a title above it and notes below the data are not
+rows: :func:`sheet_cells`), read as a CSV header is (:mod:`rdl.db.headers`);
+cells keep the types Excel stored (numbers, dates, text), and a column that
+mixes numbers with text is read as text, as the same cells saved as CSV
+would be. A workbook of
 one sheet is the table named by the file; one of several gives a table per
 sheet, named by the sheet.
 """
@@ -19,7 +21,9 @@ from typing import NamedTuple
 import pandas as pd
 import pyarrow as pa
 
-from rdl.db.headers import header_issues, header_row, unique_column_names
+from rdl.db.headers import (
+    around_table_issues, header_issues, header_row, unique_column_names,
+)
 from rdl.db.issues import DataIssue, SourceError
 from rdl.db.raw import TableInfo, TimeBound
 
@@ -99,15 +103,8 @@ class SheetTable:
 
     def header_issues(self, name: str) -> list[DataIssue]:
         where = f"sheet {self.sheet!r} of {self.path.name}"
-        issues = header_issues(name, self.header, self.names, where)
-        for kind, lines, place in (("sheet_title", self.titles, "above the header"),
-                                   ("sheet_notes", self.notes, "below the data")):
-            if lines:
-                issues.append(DataIssue(
-                    kind, name, None, len(lines), "not read as rows",
-                    f"{len(lines)} line(s) {place} of {where} fill too few cells to be rows "
-                    f"(first: {lines[0][:60]!r})"))
-        return issues
+        return (header_issues(name, self.header, self.names, where)
+                + around_table_issues(name, "sheet", self.titles, self.notes, where, "cells"))
 
     def read(self, columns: list[str], bound: TimeBound | None, limit: int | None) -> pa.Table:
         assert bound is None, "sheet columns are not comparable; the cut happens after reading"
