@@ -43,6 +43,11 @@ class FolderSource:
         for path in entries:
             if path.name.startswith(".") or path.name in _IGNORED_NAMES:
                 continue
+            if path.is_file() and path.stat().st_size == 0:
+                # An export cut short leaves such a file beside the others.
+                self.issues.append(DataIssue(
+                    "ignored_file", path.name, None, 0, "file ignored", "the file is empty"))
+                continue
             if path.name.lower().endswith(WORKBOOK_SUFFIXES):
                 for name, sheet in workbook_tables(path):
                     self._add(name, sheet)

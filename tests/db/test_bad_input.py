@@ -232,7 +232,7 @@ def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
 
     pd.DataFrame({"id": [1, 2]}).to_csv(tmp_path / "t.csv", index=False)
     (tmp_path / "events.jsonl.gz").write_bytes(gzip.compress(b'{"a": 1}\n'))
-    (tmp_path / "shop.duckdb").write_bytes(b"")
+    (tmp_path / "shop.duckdb").write_bytes(b"DUCK")
     (tmp_path / "loan.asc").write_text('"loan_id";"date"\n5314;930705\n')
     (tmp_path / "notes.txt").write_text("About the data\nmore, later\n")
     (tmp_path / "schema.yaml").write_text("tables: {}\n")
@@ -246,6 +246,21 @@ def test_files_beside_the_tables_say_how_to_make_them_readable(tmp_path):
                                "loan.csv to read it")
     assert why["notes.txt"] == "not a parquet, CSV, JSON or workbook file"
     assert why["pictures"].startswith("a folder without parquet, CSV or JSON files")
+
+
+def test_an_empty_file_beside_the_tables_is_skipped_and_named(tmp_path):
+    """An export cut short leaves a file of 0 bytes (a Kaggle mirror's reviews.csv): the
+    other tables are read, the empty one is named; a folder of empty files says so."""
+    pd.DataFrame({"id": [1, 2]}).to_csv(tmp_path / "orders.csv", index=False)
+    for name in ("reviews.csv", "items.parquet", "shop.xlsx"):
+        (tmp_path / name).write_bytes(b"")
+    db = rdl.connect(tmp_path)
+    assert list(db.tables) == ["orders"]
+    why = {i.table: i.message for i in db.issues if i.kind == "ignored_file"}
+    assert why == dict.fromkeys(["items.parquet", "reviews.csv", "shop.xlsx"], "the file is empty")
+    (tmp_path / "orders.csv").write_bytes(b"")
+    with pytest.raises(SourceError, match="items.parquet: the file is empty"):
+        rdl.connect(tmp_path)
 
 
 @pytest.mark.parametrize("name", ["orders.csv", "orders.parquet", "orders.jsonl.gz"])
