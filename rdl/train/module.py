@@ -118,7 +118,7 @@ class RelationalTask(ChoicesAfterFit, L.LightningModule):
             seed (counts, sums and recencies per past window, at the seed's
             time) as an input beside its sampled subgraph (see
             :mod:`rdl.train.baseline_features`). ``"auto"``: on for binary
-            tasks with fewer than 10,000 training seeds and at least 10 of
+            tasks with fewer than 10,000 training seeds and at least 5 of
             the rarer class per aggregate, where it helped both small shops
             of the benchmark; elsewhere it helped some tasks and hurt others
             (benchmarks/REPORT.md). (default: :obj:`"auto"`)

@@ -141,7 +141,7 @@ def test_auto_fits_without_them_where_the_aggregates_outnumber_the_rarer_labels(
         auto = fit(RelationalTask(net={"channels": 8}, blend_baseline=False))
     assert auto.baseline_features is None and auto.model.seed_mlp is None
     assert datamodule.split_seeds("train").features is None
-    assert "training seeds of the rarer class; on from 10 per aggregate" in caplog.text
+    assert "training seeds of the rarer class; on from 5 per aggregate" in caplog.text
     forced = fit(RelationalTask(net={"channels": 8}, blend_baseline=False,
                                 baseline_features=True))
     labels = datamodule.split_seeds("train").label
