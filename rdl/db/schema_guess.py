@@ -6,7 +6,9 @@ alone. A table's primary key is, in this order of preference: a column named
 ``id`` or ``<table>_id`` (the table's name in the singular or as written),
 another id-named column (``playerID``, ``sku_id``) not named for another table,
 or a pair of id-named columns, whose values (pairs) are unique and never
-missing; failing those, a unique column whose name another table has for a
+missing (a single column may miss a value in at most :data:`MAX_KEY_GAPS` of
+the rows, such as a row an export cut short: the YAML says how many rows the
+key drops); failing those, a unique column whose name another table has for a
 column of values mostly found in it (``planes.tailnum``). A foreign key is a
 column of another table named like a single key (``user_id`` for
 ``users.user_id``, ``<table>_id`` for an ``id`` key, or the table's name in
@@ -69,6 +71,7 @@ from rdl.db.times import NOT_CREATION, parse_times
 MIN_FOUND = 0.95  # share of a column's values that must be keys of the parent
 MIN_SHOWN = 0.5  # a link with less found is not shown; below MIN_FOUND, commented out
 MIN_IMPLIED = 20  # distinct values an implied table needs; fewer make a category, a feature
+MAX_KEY_GAPS = 0.01  # share of rows a one-column key may lack a value in
 
 Key = str | tuple[str, ...]  # one column, or the columns of a composite key
 
@@ -101,6 +104,8 @@ class SchemaGuess:
             their values found (at least :data:`MIN_SHOWN`).
         time_gaps: Table -> rows without a value in its guessed time column
             (rows the time column would drop), where there are any.
+        key_gaps: Table -> rows without a value in its guessed primary key
+            (rows the key would drop), where there are any.
         time_parents: Table without a time -> (foreign key column, parent with
             a time), offered commented out as ``time_column: {from: ...}``
             (an order line happens with its order; a customer does not
@@ -114,6 +119,7 @@ class SchemaGuess:
     time_columns: dict[str, tuple[str, str]] = field(default_factory=dict)
     weak_links: dict[str, dict[Key, tuple[str, float, int]]] = field(default_factory=dict)
     time_gaps: dict[str, int] = field(default_factory=dict)
+    key_gaps: dict[str, int] = field(default_factory=dict)
     time_parents: dict[str, tuple[str, str]] = field(default_factory=dict)
     implied_tables: dict[str, ImpliedGuess] = field(default_factory=dict)
 
@@ -125,7 +131,7 @@ class SchemaGuess:
         return SchemaGuess({table: key for table, key in self.primary_keys.items()
                             if table in parents}, self.foreign_keys, self.time_columns,
                            self.weak_links, self.time_gaps, self.time_parents,
-                           self.implied_tables)
+                           self.implied_tables, self.key_gaps)
 
     def add_link(self, table: str, column: Key, link: tuple[str, float, int] | None) -> None:
         """Keeps ``link`` (parent, share found, values) as a foreign key, as a
@@ -191,15 +197,14 @@ class SchemaGuess:
                             | set(self.time_parents)):
             lines.append(f"  {table}:")
             if table in self.primary_keys:
-                lines.append(f"    primary_key: {_yaml_key(self.primary_keys[table])}")
+                key = self.primary_keys[table]
+                lines.append(f"    primary_key: {_yaml_key(key)}"
+                             + _gaps_note(key, self.key_gaps.get(table, 0)))
             if table in self.time_columns:
                 spec = ", ".join(f"{k}: {_yaml_scalar(v)}" for k, v
                                  in _time_spec(*self.time_columns[table]).items())
-                gaps = self.time_gaps.get(table, 0)
-                lines.append(f"    time_column: {{{spec}}}" + (
-                    f"   # {self.time_columns[table][0]} missing in {gaps:,} "
-                    + ("row: rdl drops it" if gaps == 1 else "rows: rdl drops them")
-                    + " (counted)" if gaps else ""))
+                lines.append(f"    time_column: {{{spec}}}" + _gaps_note(
+                    self.time_columns[table][0], self.time_gaps.get(table, 0)))
             elif table in self.time_parents:
                 column, parent = self.time_parents[table]
                 lines.append(f"    # time_column: {{from: {column}}}   # no time of its own; "
@@ -240,6 +245,8 @@ def guess_keys(db: Database) -> SchemaGuess:
             key = _primary_key(table.name, table.df, _of_others(id_names, table.name), held)
             if key is not None:
                 guess.primary_keys[table.name] = keys[table.name] = key
+                if isinstance(key, str) and (gaps := int(table.df[key].isna().sum())):
+                    guess.key_gaps[table.name] = gaps
         elif table.primary_key not in (None, SURROGATE_KEY):
             keys[table.name] = table.primary_key
     for table in db:  # keys named for no id, found by another table's column of that name
@@ -557,19 +564,25 @@ def _primary_key(table: str, df: pd.DataFrame, others: set[str],
     """The first of: an ``id``/``<table>_id`` column, another id-named column
     not named for another table (``user_id`` of ``events`` is no key, however
     unique), a pair of id-named columns neither of which is unique alone, that
-    is unique and never missing. Of several such pairs, the first that
+    is unique and never missing (a single column may miss a value in at most
+    :data:`MAX_KEY_GAPS` of the rows). Of several such pairs, the first that
     another table has both columns of (``held``: each other table's column
     names, lower case) wins: ``[yearID, teamID]``, which season statistics
     name, over ``[yearID, franchID]``."""
-    candidates = [column for column in df.columns
-                  if id_named(column) and _keyish(df[column]) and df[column].notna().all()]
+    # a single column may lack a value in a few rows (an export cut short)
+    singles = [column for column in df.columns
+               if id_named(column) and (_keyish(df[column]) or whole_numbers(df[column]))
+               and df[column].notna().any()
+               and df[column].isna().sum() <= MAX_KEY_GAPS * len(df)]
     wanted = {"id"} | _id_names(table)
-    named = [column for column in candidates if str(column).lower() in wanted]
-    rest = [column for column in candidates if str(column).lower() not in wanted | others]
-    unique = {column for column in candidates if df[column].is_unique}
+    named = [column for column in singles if str(column).lower() in wanted]
+    rest = [column for column in singles if str(column).lower() not in wanted | others]
     for column in named + rest:
-        if column in unique:
+        if df[column].dropna().is_unique:
             return column
+    candidates = [column for column in singles
+                  if _keyish(df[column]) and df[column].notna().all()]
+    unique = {column for column in candidates if df[column].is_unique}
     first = None
     for pair in combinations([c for c in candidates if c not in unique], 2):
         named_elsewhere = any({str(c).lower() for c in pair} <= names for names in held)
@@ -578,6 +591,14 @@ def _primary_key(table: str, df: pd.DataFrame, others: set[str],
                 return pair
             first = pair
     return first
+
+
+def _gaps_note(column: Key, gaps: int) -> str:
+    """The YAML comment saying how many rows lack ``column``, which rdl drops."""
+    if not gaps:
+        return ""
+    dropped = "row: rdl drops it" if gaps == 1 else "rows: rdl drops them"
+    return f"   # {column} missing in {gaps:,} {dropped} (counted)"
 
 
 def _shared_key(table: str, db: Database, keys: dict[str, Key], others: set[str]) -> str | None:
