@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.csv as pv
 
 from rdl.db.headers import (
-    around_table_issues, header_issues, header_row, unique_column_names,
+    around_table_issues, header_issues, header_row, notes_start, unique_column_names,
 )
 from rdl.db.issues import DataIssue, SourceError
 from rdl.db.raw import TableInfo, TimeBound
@@ -244,11 +244,8 @@ def _notes_below_data(path: Path, delimiter: str, encoding: str) -> Notes:
         start, raw = start + len(raw[0]), raw[1:]
     lines = [line.decode(encoding, errors="replace").rstrip("\r\n") for line in raw]
     rows = [next(csv.reader([line], delimiter=delimiter), []) for line in lines]
-    filled = [sum(bool(field.strip()) for field in row) for row in rows]
-    tail = next((i for i in range(len(rows)) if filled[-1 - i] > 1), len(rows))
-    first = len(rows) - tail  # the block of lines of at most one field at the end
-    if (tail == len(rows) or not tail or filled[first] or max(filled[first:]) == 0
-            or any('"' in line for line in lines[first:])):
+    first = notes_start([sum(bool(field.strip()) for field in row) for row in rows])
+    if first is None or any('"' in line for line in lines[first:]):
         return Notes(None, [])
     texts = [_row_text(row) for row in rows[first:]]
     return Notes(start + sum(map(len, raw[:first])), [text for text in texts if text])

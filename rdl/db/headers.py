@@ -1,6 +1,6 @@
 """The header row a person wrote (a CSV file's first line, a sheet's first
 row, or the first below a title) and column names from it: unique, none
-empty, and a report for each one changed."""
+empty, and a report for each one changed; and the notes below a table's data."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -48,6 +48,18 @@ def header_row(filled: Sequence[int]) -> int:
     width = max(filled, default=0)
     need = width // 2 + 1
     return next((i for i, count in enumerate(filled) if count >= need), 0)
+
+
+def notes_start(filled: Sequence[int]) -> int | None:
+    """Which of a table's rows (header first), given how many cells each
+    fills, begins its notes ("Source: ONS"): rows of at most one cell at the
+    end, set apart from the data by a blank row and not all blank; ``None``
+    where there are none."""
+    end = next((i + 1 for i in range(len(filled) - 1, -1, -1) if filled[i] > 1), 0)
+    below = filled[end:]
+    if not end or not below or below[0] != 0 or not any(below):
+        return None
+    return end
 
 
 def around_table_issues(table: str, kind: str, titles: list[str], notes: list[str],

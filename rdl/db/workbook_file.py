@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 
 from rdl.db.headers import (
-    around_table_issues, header_issues, header_row, unique_column_names,
+    around_table_issues, header_issues, header_row, notes_start, unique_column_names,
 )
 from rdl.db.issues import DataIssue, SourceError
 from rdl.db.raw import TableInfo, TimeBound
@@ -65,15 +65,12 @@ def sheet_cells(cells: pd.DataFrame) -> SheetCells:
     counts = cells.notna().sum(axis=1)
     if not counts.any():
         return SheetCells(cells.iloc[:0], [], [])
-    width = int(counts.max())
     start = counts.index[header_row(counts.tolist())]
     titles = [_line(row) for _, row in cells.loc[:start].iloc[:-1].iterrows()
               if row.notna().any()]
     cells, counts = cells.loc[start:], counts.loc[start:]
-    wide = (counts > 1).to_numpy().nonzero()[0]
-    end = wide[-1] + 1 if len(wide) else len(counts)  # past the last row of two cells or more
-    below = counts.iloc[end:]
-    if width < 2 or below.empty or below.iloc[0] != 0 or not below.any():
+    end = notes_start(counts.tolist())
+    if end is None:
         return SheetCells(cells, titles, [])
     notes = [_line(row) for _, row in cells.iloc[end:].iterrows() if row.notna().any()]
     return SheetCells(cells.iloc[:end], titles, notes)
