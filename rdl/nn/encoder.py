@@ -75,6 +75,9 @@ class HeteroEncoder(torch.nn.Module):
         age_widths (dict, optional): Node type -> width of its timestamp
             ages (:attr:`PackedBatch.ages`), each encoded by a two-layer MLP
             and added. (default: none)
+        numerical (str, optional): Numerical columns' encoding in the
+            ``"mlp"`` row encoder, see :class:`~rdl.nn.table_encoders.FusedRowEncoder`.
+            (default: ``"linear"``)
     """
 
     def __init__(self, node_types: list[str], col_names_dicts: dict, col_stats_dict: dict,
@@ -83,13 +86,13 @@ class HeteroEncoder(torch.nn.Module):
                  time_types: list[str] | None = None, shallow: dict[str, int] | None = None,
                  stats_widths: dict[str, int] | None = None,
                  label_types: list[str] | None = None,
-                 age_widths: dict[str, int] | None = None):
+                 age_widths: dict[str, int] | None = None, numerical: str = "linear"):
         super().__init__()
         self.node_types = list(node_types)
         self.rows = ModuleDict({
             type_key(nt): row_encoder(encoder, channels, col_stats_dict[nt], col_names_dicts[nt],
                             num_layers=encoder_layers, dropout=dropout,
-                            stype_encoders=stype_encoders, table=nt)
+                            stype_encoders=stype_encoders, table=nt, numerical=numerical)
             for nt in self.node_types if nt in col_names_dicts
         })
         self.featureless = ParameterDict({

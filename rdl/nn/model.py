@@ -98,7 +98,8 @@ class RelationalModel(torch.nn.Module):
             stype_encoders=cfg.stype_encoders, time_types=spec.time_types,
             shallow={nt: spec.num_nodes[nt] for nt in cfg.shallow_types or []},
             stats_widths=widths, label_types=[seed_type] if cfg.past_labels else None,
-            age_widths=_age_widths(spec) if cfg.timestamp_ages else None)
+            age_widths=_age_widths(spec) if cfg.timestamp_ages else None,
+            numerical=cfg.numerical_encoding)
         self.gnn = HeteroGNN(spec.node_types, spec.edge_types, channels, cfg.num_layers,
                              out_types, gnn=cfg.gnn, aggr=cfg.aggr, heads=cfg.heads,
                              dropout=cfg.dropout)

@@ -26,6 +26,7 @@ from rdl.nn.stype_encoders import STYPES, StypeWiseFeatureEncoder, check_stypes,
 from rdl.nn.trained_categories import TrainedCategories
 
 ENCODERS = ("mlp", "resnet", "fttransformer")
+NUMERICAL_ENCODINGS = ("linear", "piecewise")
 
 
 class _Numerical(torch.nn.Module):
@@ -41,6 +42,41 @@ class _Numerical(torch.nn.Module):
         finite = torch.isfinite(x)
         x = torch.where(finite, x, 0.0)
         return self.lin(torch.cat([x, (~finite).to(x.dtype)], dim=1))
+
+
+class PiecewiseNumericalTerm(_Numerical):
+    """Numerical columns -> the linear term plus a linear map of each value's
+    place in its column's quartile bins (piecewise-linear encoding, Gorishniy
+    et al. 2022): per bin 0 below it, 1 above it and the fraction between; a
+    bin of zero width (many equal values) is a step. The first bin extends
+    below the minimum and the last above the maximum, so unseen extremes keep
+    a slope: ``[rows, columns] -> [rows, channels]``."""
+
+    def __init__(self, stats: list[dict], channels: int):
+        super().__init__(stats, channels)
+        edges = torch.tensor([s[StatType.QUANTILES] for s in stats], dtype=torch.float32)
+        edges = torch.nan_to_num(edges)
+        lo, hi = edges[:, :-1], edges[:, 1:]
+        width = hi - lo
+        self.register_buffer("lo", lo)
+        self.register_buffer("hi", hi)
+        self.register_buffer("inv_width", torch.where(width > 0, 1 / width.clamp(min=1e-12), 0.0))
+        self.register_buffer("is_step", width <= 0)
+        bins = lo.size(1)
+        inf = torch.tensor(float("inf"))
+        self.register_buffer("floor", torch.cat([-inf.view(1), torch.zeros(bins - 1)]))
+        self.register_buffer("ceil", torch.cat([torch.ones(bins - 1), inf.view(1)]))
+        self.bins = torch.nn.Linear(lo.numel(), channels, bias=False)
+
+    def places(self, feat: Tensor) -> Tensor:
+        """``[rows, columns] -> [rows, columns * bins]``; 0 where missing."""
+        x = feat.unsqueeze(-1)
+        ramp = torch.where(self.is_step, (x >= self.hi).to(x.dtype), (x - self.lo) * self.inv_width)
+        ramp = torch.minimum(torch.maximum(ramp, self.floor), self.ceil)
+        return torch.where(torch.isfinite(ramp), ramp, 0.0).flatten(1)
+
+    def forward(self, feat: Tensor) -> Tensor:
+        return super().forward(feat) + self.bins(self.places(feat))
 
 
 class CategoricalTerm(TrainedCategories, torch.nn.Module):
@@ -114,6 +150,8 @@ FUSED_PARTS = {"numerical": _Numerical, "categorical": CategoricalTerm,
                "multicategorical": _MultiCategorical, "timestamp": _Timestamp,
                "embedding": _Embedding}
 assert set(FUSED_PARTS) == set(STYPES)
+_NUMERICAL = {"linear": _Numerical, "piecewise": PiecewiseNumericalTerm}
+assert set(_NUMERICAL) == set(NUMERICAL_ENCODINGS)
 
 
 def _blocks(channels: int, num_layers: int, dropout: float) -> Sequential:
@@ -142,14 +180,19 @@ class FusedRowEncoder(torch.nn.Module):
         num_layers (int, optional): Nonlinear blocks. (default: :obj:`1`)
         dropout (float, optional): Dropout in the MLP. (default: :obj:`0.0`)
         table (str, optional): Node type, for error messages. (default: ``"?"``)
+        numerical (str, optional): ``"linear"`` (standardised values) or
+            ``"piecewise"`` (also each value's place in its column's quartile
+            bins). (default: ``"linear"``)
     """
 
     def __init__(self, channels: int, col_stats: dict, col_names_dict: dict,
-                 num_layers: int = 1, dropout: float = 0.0, table: str = "?"):
+                 num_layers: int = 1, dropout: float = 0.0, table: str = "?",
+                 numerical: str = "linear"):
         super().__init__()
         check_stypes(table, col_names_dict, FUSED_PARTS)
+        parts = dict(FUSED_PARTS, numerical=_NUMERICAL[numerical])
         self.parts = torch.nn.ModuleDict({
-            st.value: FUSED_PARTS[st.value]([col_stats[c] for c in cols], channels)
+            st.value: parts[st.value]([col_stats[c] for c in cols], channels)
             for st, cols in col_names_dict.items()
         })
         self.bias = torch.nn.Parameter(torch.zeros(channels))
@@ -235,10 +278,12 @@ def _ft_transformer(convs: FTTransformerConvs, x: Tensor) -> Tensor:
 
 def row_encoder(encoder: str, channels: int, col_stats: dict, col_names_dict: dict, *,
                 num_layers: int, dropout: float, stype_encoders: dict[str, str] | None,
-                table: str) -> torch.nn.Module:
-    r"""Builds the row encoder named :obj:`encoder` (one of :obj:`ENCODERS`)."""
+                table: str, numerical: str = "linear") -> torch.nn.Module:
+    r"""Builds the row encoder named :obj:`encoder` (one of :obj:`ENCODERS`);
+    :obj:`numerical` applies to ``"mlp"`` (the others take ``stype_encoders``)."""
     if encoder == "mlp":
-        return FusedRowEncoder(channels, col_stats, col_names_dict, num_layers, dropout, table)
+        return FusedRowEncoder(channels, col_stats, col_names_dict, num_layers, dropout, table,
+                               numerical)
     if encoder in ("resnet", "fttransformer"):
         return FrameRowEncoder(encoder, channels, col_stats, col_names_dict, num_layers,
                                dropout, stype_encoders, table)

@@ -81,6 +81,7 @@ CONFIGS = [
     dict(temporal_stats=True, past_labels=True, aggr="mean+max+sum+last"),
     dict(seed_features=5),
     dict(timestamp_ages=True),
+    dict(numerical_encoding="piecewise"),
 ]
 
 

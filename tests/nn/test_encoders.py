@@ -2,11 +2,14 @@
 features, and errors naming the column and stype."""
 from __future__ import annotations
 
+import math
 
 import pytest
 import torch
 import torch_frame
 import torch_frame.nn as frame_nn
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 from torch_frame import stype
 from torch_frame.data.stats import StatType
 
@@ -19,7 +22,7 @@ from rdl.nn.stype_encoders import (
     StypeWiseFeatureEncoder,
     TimestampEncoder,
 )
-from rdl.nn.table_encoders import CategoricalTerm, FrameRowEncoder
+from rdl.nn.table_encoders import CategoricalTerm, FrameRowEncoder, PiecewiseNumericalTerm
 from rdl.testing.graphs import sample_batches, synthetic_graph
 
 C = 8
@@ -108,11 +111,13 @@ def test_multicategorical_encoder_matches_pytorch_frame_mean_bags(shop):
     torch.testing.assert_close(got, theirs(tf.feat_dict[stype.multicategorical]))
 
 
-@pytest.mark.parametrize("encoder", ["mlp", "resnet", "fttransformer"])
+@pytest.mark.parametrize("encoder", ["mlp", "mlp-piecewise", "resnet", "fttransformer"])
 def test_nan_and_inf_never_reach_the_loss(shop, batch, encoder):
     torch.manual_seed(0)
+    encoder, _, numerical = encoder.partition("-")
     model = RelationalModel(shop, seed_type="transactions", task_type="regression",
-                            channels=C, encoder=encoder, heads=2, temporal_stats=False)
+                            channels=C, encoder=encoder, heads=2, temporal_stats=False,
+                            numerical_encoding=numerical or "linear")
     feats = batch.features["items"]
     price = feats["numerical"].clone()
     price[::2] = float("nan")
@@ -230,3 +235,54 @@ def test_relative_time_encoding_depends_on_the_seed(shop, batch):
     # take different SIMD paths per row); different times differ far more.
     assert float(gaps[same].max()) < 1e-5 < float(gaps[differ].min())
     assert torch_frame.stype.timestamp.value == "timestamp"
+
+
+def _places_by_hand(value: float, edges: list[float]) -> list[float]:
+    # Per quartile bin: 0 below, 1 above, the fraction inside; the first bin
+    # open below, the last open above; a zero-width bin a step; NaN -> 0.
+    out = []
+    last = len(edges) - 2
+    for k in range(last + 1):
+        lo, hi = edges[k], edges[k + 1]
+        if math.isnan(value):
+            out.append(0.0)
+        elif hi == lo:
+            out.append(1.0 if value >= hi else 0.0)
+        else:
+            frac = (value - lo) / (hi - lo)
+            out.append(min(frac, 1.0) if k == 0 else max(frac, 0.0) if k == last
+                       else min(max(frac, 0.0), 1.0))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(hst.lists(hst.lists(hst.integers(-3, 3), min_size=5, max_size=5), min_size=1, max_size=3),
+       hst.lists(hst.one_of(hst.floats(-10, 10), hst.just(float("nan"))), min_size=1,
+                 max_size=8))
+def test_piecewise_places_equal_a_count_by_hand(edge_lists, values):
+    edges = [sorted(float(e) for e in col) for col in edge_lists]
+    stats = [{StatType.MEAN: 0.0, StatType.STD: 1.0, StatType.QUANTILES: e} for e in edges]
+    part = PiecewiseNumericalTerm(stats, 4)
+    feat = torch.tensor([[v] * len(edges) for v in values], dtype=torch.float32)
+    got = part.places(feat)
+    want = [[p for col, e in enumerate(edges)
+             for p in _places_by_hand(float(torch.tensor(v, dtype=torch.float32)), e)]
+            for v in values]
+    torch.testing.assert_close(got, torch.tensor(want, dtype=torch.float32),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_piecewise_encoding_keeps_skewed_small_values_apart(shop):
+    # A count column that is mostly 0 with a long tail: standardised, 0, 1 and
+    # 2 lie within 0.02 of each other; their quartile places differ by whole steps.
+    stats = [{StatType.MEAN: 20.0, StatType.STD: 100.0, StatType.QUANTILES: [0, 0, 0, 2, 1000]}]
+    places = PiecewiseNumericalTerm(stats, 4).places(torch.tensor([[0.0], [1.0], [2.0]]))
+    assert places.tolist() == [[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.5, 0.0],
+                               [1.0, 1.0, 1.0, 0.0]]
+
+
+def test_piecewise_encoding_is_for_the_fused_encoder(shop):
+    with pytest.raises(ValueError, match=r"numerical_encoding='piecewise' is for the 'mlp' "
+                                         r"encoder; 'resnet' takes stype_encoders"):
+        RelationalModel(shop, seed_type="transactions", task_type="binary", encoder="resnet",
+                        numerical_encoding="piecewise")
