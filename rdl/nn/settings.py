@@ -48,8 +48,9 @@ class ModelSettings:
             encoder: ``"linear"`` (standardised) or ``"piecewise"`` (also
             each value's place in its column's quartile bins, so a skewed
             column's common small values stay apart). Test AUROC against
-            ``"linear"``, 3 seeds: +0.7 and +0.2 on two real databases, -0.5
-            on a third, -0.2 and -0.6 on the small shops
+            ``"linear"``, 3 seeds: +0.7 and +0.2 on two real databases,
+            -0.5 and -1.4 on a third's two tasks, -0.2 and -0.6 on the small
+            shops
             (benchmarks/REPORT.md). (default: ``"linear"``)
         stype_encoders (dict, optional): stype -> PyTorch Frame encoder name
             for ``"resnet"``/``"fttransformer"`` (e.g. ``{numerical:
