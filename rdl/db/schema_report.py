@@ -103,14 +103,28 @@ def suggested_schema(db: Database) -> Suggestion:
     return guess, notes
 
 
+def _linked_to(db: Database, guess: SchemaGuess | None = None) -> set[str]:
+    """Tables that a declared (or guessed) foreign key names: entities, which
+    exist before the rows that name them, not at their own parent's time
+    (Chinook's customers were not created when their support rep was hired),
+    so no ``{from: ...}`` is offered for them; lines of an order are named by
+    nothing."""
+    parents = {parent for table in db for parent in table.foreign_keys.values()}
+    if guess is not None:
+        parents |= {parent for links in guess.foreign_keys.values()
+                    for parent, _, _ in links.values()}
+    return parents
+
+
 def _time_parents(db: Database, guess: SchemaGuess) -> dict[str, tuple[str, str]]:
-    """Tables without a time (declared or guessed) whose guessed one-column
-    foreign key names a table with one: each table's first such key by name.
-    Declared keys are :func:`time_hints`' part."""
+    """Tables without a time (declared or guessed), named by no foreign key,
+    whose guessed one-column foreign key names a table with one: each table's
+    first such key by name. Declared keys are :func:`time_hints`' part."""
     timed = {table.name for table in db if table.time_column} | set(guess.time_columns)
+    entities = _linked_to(db, guess)
     found = {}
     for table, links in guess.foreign_keys.items():
-        if table in timed:
+        if table in timed or table in entities:
             continue
         named = sorted((column, parent) for column, (parent, _, _) in links.items()
                        if isinstance(column, str) and parent in timed)
@@ -150,10 +164,12 @@ def time_hints(db: Database) -> list[str]:
     """A line for each table without a time column that links to a table
     with one: its rows are seen at every prediction time, those that belong
     to later parent rows too (an invoice's lines before the invoice);
-    ``time_column: {from: <key>}`` places each row at its parent's time."""
+    ``time_column: {from: <key>}`` places each row at its parent's time.
+    A table others link to gets none (:func:`_linked_to`)."""
     hints = []
+    entities = _linked_to(db)
     for table in db:
-        if table.time_column is not None:
+        if table.time_column is not None or table.name in entities:
             continue
         for column, parent in sorted(table.foreign_keys.items()):
             # A key of several columns is stored as "a+b" (foreign_key_column), and

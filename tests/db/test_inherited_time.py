@@ -133,6 +133,40 @@ def test_suggest_schema_offers_the_parents_time_commented_out_for_bare_files(tmp
         ["2024-01-01", "2024-02-01", "2024-02-01"]).tolist()
 
 
+def test_no_hint_to_date_an_entity_by_its_parent(tmp_path):
+    """Chinook's shape: customers (no time) name their support rep (dated by hire), and
+    invoices name the customers. A customer is not created when its rep was hired, so
+    neither the declared-key hint nor the suggested YAML offers {from: employee_id};
+    the invoice lines, which nothing names, still get theirs."""
+    from rdl.db.schema_report import suggested_schema, time_hints
+
+    tables = {
+        "employees": pd.DataFrame({"employee_id": [1, 2],
+                                   "hire_date": ["2002-08-14", "2003-05-03"]}),
+        "customers": pd.DataFrame({"customer_id": [1, 2, 3], "employee_id": [1, 2, 2]}),
+        "invoices": pd.DataFrame({"invoice_id": [1, 2], "customer_id": [1, 3],
+                                  "invoice_date": ["2009-01-01", "2009-02-01"]}),
+        "invoice_lines": pd.DataFrame({"line_id": [1, 2, 3], "invoice_id": [1, 2, 2]}),
+    }
+    folder = tmp_path / "chinook"
+    folder.mkdir()
+    for name, frame in tables.items():
+        frame.to_csv(folder / f"{name}.csv", index=False)
+    guess, _ = suggested_schema(rdl.connect(folder))
+    assert guess.foreign_keys["customers"]["employee_id"][0] == "employees"
+    assert guess.time_parents == {"invoice_lines": ("invoice_id", "invoices")}
+    declared = rdl.connect(folder, schema={"tables": {
+        "employees": {"primary_key": "employee_id", "time_column": "hire_date"},
+        "customers": {"primary_key": "customer_id",
+                      "foreign_keys": {"employee_id": "employees"}},
+        "invoices": {"primary_key": "invoice_id", "time_column": "invoice_date",
+                     "foreign_keys": {"customer_id": "customers"}},
+        "invoice_lines": {"primary_key": "line_id",
+                          "foreign_keys": {"invoice_id": "invoices"}},
+    }})
+    assert [hint.split(" has no")[0] for hint in time_hints(declared)] == ["invoice_lines"]
+
+
 def test_no_hint_for_a_key_of_two_columns_which_from_cannot_take(tmp_path):
     """Season rows keyed to a dated team-season by (yearID, teamID): {from: ...} takes one
     column, so the hint must not offer `{from: yearID+teamID}`, which would fail."""
