@@ -50,8 +50,7 @@ class ModelSettings:
             column's common small values stay apart). Test AUROC against
             ``"linear"``, 3 seeds: +0.7 and +0.2 on two real databases,
             -0.5 and -1.4 on a third's two tasks, -0.2 and -0.6 on the small
-            shops
-            (benchmarks/REPORT.md). (default: ``"linear"``)
+            shops (benchmarks/REPORT.md). (default: ``"linear"``)
         stype_encoders (dict, optional): stype -> PyTorch Frame encoder name
             for ``"resnet"``/``"fttransformer"`` (e.g. ``{numerical:
             linear}``), overriding the defaults. (default: :obj:`None`)

@@ -26,7 +26,6 @@ from rdl.nn.stype_encoders import STYPES, StypeWiseFeatureEncoder, check_stypes,
 from rdl.nn.trained_categories import TrainedCategories
 
 ENCODERS = ("mlp", "resnet", "fttransformer")
-NUMERICAL_ENCODINGS = ("linear", "piecewise")
 
 
 class _Numerical(torch.nn.Module):
@@ -60,12 +59,12 @@ class PiecewiseNumericalTerm(_Numerical):
         width = hi - lo
         self.register_buffer("lo", lo)
         self.register_buffer("hi", hi)
-        self.register_buffer("inv_width", torch.where(width > 0, 1 / width.clamp(min=1e-12), 0.0))
+        self.register_buffer("inv_width", torch.where(width > 0, 1 / width, 0.0))
         self.register_buffer("is_step", width <= 0)
-        bins = lo.size(1)
-        inf = torch.tensor(float("inf"))
-        self.register_buffer("floor", torch.cat([-inf.view(1), torch.zeros(bins - 1)]))
-        self.register_buffer("ceil", torch.cat([torch.ones(bins - 1), inf.view(1)]))
+        floor, ceil = torch.zeros(lo.size(1)), torch.ones(lo.size(1))
+        floor[0], ceil[-1] = -math.inf, math.inf  # the outer bins are open
+        self.register_buffer("floor", floor)
+        self.register_buffer("ceil", ceil)
         self.bins = torch.nn.Linear(lo.numel(), channels, bias=False)
 
     def places(self, feat: Tensor) -> Tensor:
@@ -151,7 +150,7 @@ FUSED_PARTS = {"numerical": _Numerical, "categorical": CategoricalTerm,
                "embedding": _Embedding}
 assert set(FUSED_PARTS) == set(STYPES)
 _NUMERICAL = {"linear": _Numerical, "piecewise": PiecewiseNumericalTerm}
-assert set(_NUMERICAL) == set(NUMERICAL_ENCODINGS)
+NUMERICAL_ENCODINGS = tuple(_NUMERICAL)
 
 
 def _blocks(channels: int, num_layers: int, dropout: float) -> Sequential:
