@@ -20,6 +20,7 @@ from rdl.output_file import check_output_path, write_atomically
 from rdl.tasks import task_types as types
 from rdl.train.checkpoint import checked_weights
 from rdl.train.distributed import gather_on_rank_zero
+from rdl.train.epoch_lines import within_epoch
 
 
 def monitored_metric(trainer: L.Trainer, module: L.LightningModule) -> tuple[str, str]:
@@ -108,7 +109,9 @@ class TaskCheckpoint(ModelCheckpoint):
     def _update_best_and_save(self, current: torch.Tensor, trainer: L.Trainer,
                               monitor_candidates: dict[str, torch.Tensor]) -> None:
         # With save_top_k=1, called exactly when a new best.ckpt is written.
-        self.best_metrics = {"epoch": trainer.current_epoch} | {
+        # a check inside an epoch (trainer.val_check_interval) is named by its step too
+        step = {"step": trainer.global_step} if within_epoch(trainer) else {}
+        self.best_metrics = {"epoch": trainer.current_epoch, **step} | {
             key: float(value) for key, value in monitor_candidates.items()
             if key.startswith("val_")}
         super()._update_best_and_save(current, trainer, monitor_candidates)

