@@ -56,12 +56,11 @@ class EpochLines(L.Callback):
     def on_validation_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         if trainer.state.fn != "fit" or trainer.sanity_checking:
             return
-        self._validated_at = trainer.global_step
-        if within_epoch(trainer):  # printed now, so the epoch's line does not repeat it
-            self._validated_at = None
-            if trainer.is_global_zero:
-                self._print(trainer, f"epoch {trainer.current_epoch}, step {trainer.global_step}",
-                            trainer.callback_metrics)
+        if not within_epoch(trainer):
+            self._validated_at = trainer.global_step  # the epoch's line shows this check
+        elif trainer.is_global_zero:  # a check inside the epoch: a line of its own
+            self._print(trainer, f"epoch {trainer.current_epoch}, step {trainer.global_step}",
+                        trainer.callback_metrics)
 
     def on_train_epoch_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         if trainer.is_global_zero:  # validation metrics only from a check at the epoch's end
