@@ -11,13 +11,14 @@ import argparse
 import dataclasses
 import json
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
 from rdl.baseline.cli import add_baseline_parser
 from rdl.output_file import check_output_path
 from rdl.tasks.cli import add_labels_parser
-from rdl.user_errors import report, user_error
+from rdl.user_errors import report, user_error, warning_format
 
 # rdl's errors that a user can act on, shown without a traceback, by module
 # and class name: a class is looked up only once its module is loaded, so
@@ -125,9 +126,10 @@ fit, validate, test and predict take --config CONFIG.yaml and any --key value
 
 environment:
   RDL_TRACEBACK=1     show the full traceback of an error, for debugging
-  RDL_NUM_THREADS=N   CPU threads of fit/validate/test/predict (default: the
-                      cores this process may use, shared among DDP processes
-                      and loader workers)
+  RDL_NUM_THREADS=N   CPU threads of fit/validate/test/predict and baseline
+                      (default: the cores this process may use that other work
+                      does not keep busy, shared among DDP processes and
+                      loader workers)
 """
 
 
@@ -149,13 +151,18 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     training = bool(argv) and argv[0] in TRAINING_COMMANDS
     args = None if training else build_parser().parse_args(argv)
+    command = argv[0] if training else args.command
+    shown_as = warnings.formatwarning
+    warnings.formatwarning = warning_format(command, shown_as)
     try:
         return _run_training(argv) if training else args.run(args)
     except Exception as exc:
         found = user_error(exc)
         if found is None:
             raise
-        return report(argv[0] if training else args.command, found)
+        return report(command, found)
+    finally:
+        warnings.formatwarning = shown_as
 
 
 def _run_training(argv: list[str]) -> int:

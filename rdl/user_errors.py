@@ -1,10 +1,17 @@
 """rdl's own user errors and how every command reports them: one line,
 ``rdl COMMAND: error: ...``, exit status 2 (``RDL_TRACEBACK=1`` shows the
-traceback). Imports nothing of rdl, so any command's module may use it."""
+traceback); and its own warnings, ``rdl COMMAND: warning: ...``, without the
+file, line and source that Python prints for a programmer. Imports nothing of
+rdl, so any command's module may use it."""
 from __future__ import annotations
 
 import os
 import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+RDL_DIR = str(Path(__file__).resolve().parent)
 
 USER_ERRORS = (
     "rdl.db.issues.SchemaError",
@@ -50,3 +57,15 @@ def report(command: str, exc: BaseException) -> int:
         raise exc
     print(f"rdl {command}: error: {exc}", file=sys.stderr)
     return 2
+
+
+def warning_format(command: str, fallback: Callable = warnings.formatwarning) -> Callable:
+    """A :func:`warnings.formatwarning` that writes a user warning raised from
+    rdl's own code as ``rdl COMMAND: warning: <message>`` and any other
+    warning as ``fallback`` does."""
+    def format_warning(message, category, filename, lineno, line=None) -> str:
+        if issubclass(category, UserWarning) and str(filename).startswith(RDL_DIR):
+            return f"rdl {command}: warning: {message}\n"
+        return fallback(message, category, filename, lineno, line)
+    return format_warning
+

@@ -26,7 +26,7 @@ import torch
 from rdl.tasks import Task
 from rdl.train import RelationalDataModule, RelationalTask
 from rdl.train.quiet import silence_third_party_noise
-from rdl.train.threads import busy_cores, plan_threads, usable_cores
+from rdl.cpu_share import busy_cores, plan_threads, usable_cores
 
 TASK = Task(query="PREDICT EXISTS(flights.* WHERE flights.dest = 'ORD', 0, 30, days) "
                   "FOR EACH planes.tailnum",

@@ -173,6 +173,38 @@ def test_sphinx_markup_becomes_plain_words():
     assert plain_text(":ref:`the guide <guide>`") == "the guide"
 
 
+# -- warnings --------------------------------------------------------------------------------
+
+def test_rdls_warnings_are_one_line_like_its_errors(tmp_path):
+    """The leakage guard's warning came with Python's file, line and source line
+    (`/.../rdl/baseline/cli.py:73: UserWarning: ... result = run_baseline(...)`)."""
+    from rdl.testing.shops import TEST, VAL, leaky_shop
+
+    leaky_shop().save(tmp_path / "shop")
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump({
+        "task": {"query": "PREDICT COUNT(orders.*, 0, 30, days) = 0 "
+                          "FOR EACH customers.customer_id",
+                 "val_timestamp": VAL, "test_timestamp": TEST},
+        "data": {"source": str(tmp_path / "shop")},
+        "baseline": {"num_boost_round": 5, "num_threads": 1}}))
+    done = rdl("baseline", "--config", str(path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "rdl baseline: warning: Leakage guard: 2 feature column(s)" in done.stderr
+    assert "customers.last_order_at" in done.stderr
+    assert "UserWarning" not in done.stderr and "run_baseline(" not in done.stderr
+
+
+def test_other_warnings_keep_pythons_format():
+    from rdl.user_errors import RDL_DIR, warning_format
+
+    shown = warning_format("fit")
+    assert shown("odd", UserWarning, f"{RDL_DIR}/x.py", 3) == "rdl fit: warning: odd\n"
+    assert shown("old", FutureWarning, f"{RDL_DIR}/x.py", 3) == warnings.formatwarning(
+        "old", FutureWarning, f"{RDL_DIR}/x.py", 3)
+    assert "site.py:3: UserWarning: odd" in shown("odd", UserWarning, "/lib/site.py", 3)
+
+
 # -- third-party noise -----------------------------------------------------------------------
 
 def test_quiet_silences_the_listed_warnings_only():
@@ -224,13 +256,13 @@ def test_fit_and_test_print_the_thread_line_and_no_third_party_noise(tmp_path):
     (2, 1, 0, 2), (16, 4, 0, 4), (16, 2, 3, 5), (2, 4, 0, 1), (4, 1, 8, 1), (1, 1, 0, 1),
 ])
 def test_threads_share_the_cores(cores, processes, workers, threads):
-    from rdl.train.threads import cpu_threads
+    from rdl.cpu_share import cpu_threads
 
     assert cpu_threads(cores, processes, workers) == threads
 
 
 def test_thread_plan_follows_the_environment():
-    from rdl.train.threads import plan_threads
+    from rdl.cpu_share import plan_threads
 
     assert plan_threads(8, {}) == (8, "8 cores; RDL_NUM_THREADS overrides")
     assert plan_threads(8, {"LOCAL_WORLD_SIZE": "4"}, workers=1) == (
@@ -246,7 +278,7 @@ def test_thread_plan_follows_the_environment():
 
 
 def test_thread_plan_leaves_busy_cores_to_their_work_but_keeps_one():
-    from rdl.train.threads import plan_threads
+    from rdl.cpu_share import plan_threads
 
     assert plan_threads(2, {}, busy=1) == (1, "2 cores, 1 busy; RDL_NUM_THREADS overrides")
     assert plan_threads(8, {}, busy=3) == (5, "8 cores, 3 busy; RDL_NUM_THREADS overrides")
@@ -255,7 +287,7 @@ def test_thread_plan_leaves_busy_cores_to_their_work_but_keeps_one():
 
 
 def test_busy_cores_sees_a_process_started_in_the_same_second(monkeypatch, tmp_path):
-    from rdl.train import threads
+    from rdl import cpu_share as threads
 
     loadavg = tmp_path / "loadavg"
     loadavg.write_text("0.00 0.01 0.05 3/200 12345\n")

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("db", "graph", "sampling", "tasks", "nn", "train", "predict")
 # Leaves: import no other part, any part may import them.
-UTILITIES = {"home", "checksum", "user_errors", "output_file"}
+UTILITIES = {"home", "checksum", "user_errors", "output_file", "cpu_share"}
 ANY = {*STAGES, "baseline", "datasets", "cli", "help_cache", *UTILITIES}
 
 

@@ -27,7 +27,8 @@ OPTIONS = (
     ("--min-data-in-leaf", "min_data_in_leaf", int, "fewest label rows per leaf"),
     ("--feature-fraction", "feature_fraction", float, "share of features per tree"),
     ("--early-stopping-rounds", "early_stopping_rounds", int, "patience on the val split"),
-    ("--num-threads", "num_threads", int, "threads for DuckDB and LightGBM (0: all cores)"),
+    ("--num-threads", "num_threads", int, "threads for DuckDB and LightGBM (0: the share rdl fit takes; "
+     "RDL_NUM_THREADS decides)"),
     ("--max-seeds", "max_seeds", int, "at most this many label rows per split"),
     ("--seed", "seed", int, "seed for subsampling and LightGBM"),
     ("--exclude-seen", "exclude_seen", str,

@@ -12,7 +12,7 @@ Reads the same YAML config as ``rdl fit`` (``task:`` and ``data:``; the
       learning_rate: 0.05
       num_leaves: 31
       early_stopping_rounds: 50
-      num_threads: 0              # 0: all cores
+      num_threads: 0              # 0: rdl's share of the cores (RDL_NUM_THREADS decides)
       exclude_seen: auto          # recommendation: leave out items the entity already had
                                   # (auto: when < 5% of training positives were seen before)
       leakage_guard: warn         # default: data.leakage_guard, as rdl fit reads it
@@ -36,6 +36,7 @@ import pandas as pd
 from rdl.baseline import model
 from rdl.baseline.features import BaselineError, check_windows, compute_features
 from rdl.baseline.recommend import evaluate_ranking, recommend
+from rdl.cpu_share import process_threads
 from rdl.tasks import SPLITS, Task, task_types as types
 from rdl.tasks.dormant import dormant_hint
 from rdl.tasks.errors import TaskError
@@ -159,6 +160,7 @@ def run_baseline(config: dict | str | Path, **overrides) -> BaselineResult:
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     run, options = read_config(config, overrides)
+    options, threads_note = _with_threads(options)
     task = run.task
     db = run.connect()
     task.check(db)
@@ -173,7 +175,22 @@ def run_baseline(config: dict | str | Path, **overrides) -> BaselineResult:
         result = _run_lightgbm(db, task, tables, options, exclude, timings)
     hint = dormant_hint(task, db, tables["train"])
     result.notes[:0] = [note for note in (task.split_choice, hint) if note is not None]
+    result.notes += [threads_note] if threads_note else []
     return result
+
+
+def _with_threads(options: BaselineOptions) -> tuple[BaselineOptions, str | None]:
+    """The options with ``num_threads`` 0 resolved to this process's share of
+    the cores, as ``rdl fit`` takes it (all of them would make LightGBM and
+    DuckDB wait on another busy process's threads), and a note saying so."""
+    if options.num_threads:
+        return options, None
+    try:
+        threads, why = process_threads()
+    except ValueError as exc:  # a bad RDL_NUM_THREADS
+        raise BaselineError(str(exc)) from None
+    note = f"using {threads} CPU thread{'s' if threads != 1 else ''} ({why})"
+    return dataclasses.replace(options, num_threads=threads), note
 
 
 def read_config(config: dict | str | Path, overrides: dict | None = None,

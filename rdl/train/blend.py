@@ -245,7 +245,8 @@ def seed_features(db: Database, task: Task, seeds: Seeds, windows: tuple[float, 
     labels = pd.DataFrame({"id": seeds.ids.to_numpy(), "timestamp": seeds.timestamps})
     features = compute_features(db, task, labels, windows=windows, hops=hops,
                                 exclude_columns=exclude_columns,
-                                category_min_rows=category_min_rows)
+                                category_min_rows=category_min_rows,
+                                threads=torch.get_num_threads())  # the fit's share, not all
     if features.frame.memory_usage().sum() <= MEMO_BYTES:  # a large split's would stay in RAM
         for asked in {key(windows), key(features.windows)}:  # None: the data's windows
             seeds.feature_memo.append((db, task, asked, features))
