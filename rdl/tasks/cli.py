@@ -71,7 +71,9 @@ def run_labels(args: argparse.Namespace) -> int:
         write_atomically(out, lambda file: df.to_parquet(file, index=False))
     except (TaskError, ValueError, OSError) as exc:
         return report("labels", exc)
-    print(f"wrote {len(df)} rows ({df['timestamp'].nunique()} timestamps) to {out}")
+    times = df["timestamp"].nunique()
+    print(f"wrote {len(df)} row{'s' * (len(df) != 1)} ({times} timestamp{'s' * (times != 1)}) "
+          f"to {out}")
     print(f"task: {task.task_type}, entity: {task.entity_table}.{task.entity_column}")
     if task.split_choice is not None:
         print(task.split_choice)

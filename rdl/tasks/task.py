@@ -436,14 +436,29 @@ class Task:
         out = train_timestamps(self._val, self._step, ends, self._starts, db.min_time,
                                self.max_train_timestamps, counted_from)
         if len(out) == 0:
-            raise TaskError(
-                f"No training timestamp fits between the data start {db.min_time} and "
+            raise TaskError(self._no_training_time(db, ends, what, counted_from))
+        return out
+
+    def _no_training_time(self, db: Database, ends: list[pd.DateOffset], what: str,
+                          counted_from: pd.Timestamp | None) -> str:
+        """Why no training time fits before ``val_timestamp``, naming the
+        query's look-back where history plus label window outlast the data."""
+        back = self._val - min(self._val + o for o in self._starts)
+        ahead = max(self._val + o for o in ends) - self._val
+        had = self._val - db.min_time
+        if back > pd.Timedelta(0) and back + ahead > had:
+            return (f"No training timestamp fits before val_timestamp={self._val}: the query "
+                    f"looks back {back.days} days from each prediction time (a WHERE's windows "
+                    f"included) and its label window {ahead.days} days ahead, "
+                    f"{(back + ahead).days} days in all, but the data starts {db.min_time}, "
+                    f"{had.days} days before val_timestamp. Shorten the query's "
+                    "look-back (e.g. COUNT(..., -90, 0, days)) or its label window, or set "
+                    "task.val_timestamp and task.test_timestamp later")
+        return (f"No training timestamp fits between the data start {db.min_time} and "
                 f"val_timestamp={self._val}: every t = val_timestamp - k * timedelta "
                 f"({describe(self._step)}) either has its label window past val_timestamp, "
                 f"reads rows before the data starts or has its label window end before {what} "
-                f"({counted_from}). Move val_timestamp later or shorten timedelta / the windows"
-            )
-        return out
+                f"({counted_from}). Move val_timestamp later or shorten timedelta / the windows")
 
     def make_table(self, db: Database, timestamps) -> pd.DataFrame:
         """Labels at arbitrary :obj:`timestamps`, without the split checks."""

@@ -54,7 +54,7 @@ def test_labels_writes_parquet(tmp_path, opened, shop, capsys, data):
     want = Task(query=QUERY, val_timestamp=VAL, test_timestamp=TEST).table(shop, "val")
     pd.testing.assert_frame_equal(got, want)
     printed = capsys.readouterr().out
-    assert "wrote 6 rows (1 timestamps)" in printed
+    assert "wrote 6 rows (1 timestamp)" in printed
     assert "labels: 2 positive / 4 negative (33.3% positive)" in printed
     assert "task: binary, entity: customers.customer_id" in printed
 

@@ -105,4 +105,4 @@ def test_rdl_labels_on_the_bundled_dataset(tmp_path, capsys):
     assert labels_main(["--config", str(cfg), "--split", "test", "--output", str(out)]) == 0
     df = pd.read_parquet(out)
     assert list(df.columns) == ["faa", "timestamp", "label"] and len(df) > 50
-    assert f"wrote {len(df)} rows (1 timestamps)" in capsys.readouterr().out
+    assert f"wrote {len(df)} rows (1 timestamp)" in capsys.readouterr().out

@@ -319,6 +319,21 @@ def test_timestamps_outside_the_data(shop, val, test, message):
         t.table(shop, "train")
 
 
+def test_a_look_back_longer_than_the_data_is_named(shop):
+    """A WHERE that looks back 60 days plus a 30-day label window need 90 days before
+    val_timestamp; with 59 the error says so, not only that no time fits."""
+    t = Task(query=COUNT30 + " WHERE COUNT(orders.*, -60, 0, days) > 0",
+             val_timestamp="2021-03-01", test_timestamp=TEST)
+    with pytest.raises(TaskError, match=re.escape(
+            "the query looks back 60 days from each prediction time (a WHERE's windows "
+            "included) and its label window 30 days ahead, 90 days in all, but the data starts "
+            "2021-01-01 00:00:00, 59 days before val_timestamp")):
+        t.table(shop, "train")
+    t = Task(query=COUNT30 + " WHERE COUNT(orders.*, -20, 0, days) > 0",
+             val_timestamp="2021-03-01", test_timestamp=TEST)
+    assert len(t.table(shop, "train")) > 0  # 20 + 30 days fit in 59
+
+
 def test_entities_all_dated_after_the_split_are_named_as_the_cause(shop):
     """Sakila's customers are all created on 2006-02-14, after every rental: with that
     column as their time no customer exists at any 2005 prediction time."""
