@@ -122,8 +122,8 @@ def describe_exclude_seen(option: bool | str, rate: float | None, exclude: bool)
     measured = "" if rate is None else f"{rate:.1%} of training positives were already seen; "
     why = (f"auto: {'below' if exclude else 'at or above'} {REPEAT_THRESHOLD:.0%}"
            if option == "auto" else f"exclude_seen={str(option).lower()}")
-    action = "excluding" if exclude else "keeping"
-    return f"{measured}{action} already-seen items from recommendations ({why})"
+    action = "left out of" if exclude else "stay in"
+    return f"{measured}already-seen items {action} recommendations ({why})"
 
 
 def _plan(task: Task, db: Database):

@@ -150,7 +150,8 @@ def fit_summary(trainer: Trainer) -> str:
         monitor = checkpoint.monitor
         names = [monitor, *sorted(set(best) - {"epoch", "step", monitor},
                                   key=lambda k: (k == "val_loss", k))]  # the loss last
-        label = f"Best epoch {best['epoch']}" + (f", step {best['step']}" if "step" in best else "")
+        label = (f"Best epoch {best['epoch']}" + (f", step {best['step']}" if "step" in best
+                                                  else "") + f" by {monitor}")
         lines.append(_line(label, _metrics({k: best[k] for k in names})))
     test = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test_")}
     if test:

@@ -52,15 +52,29 @@ class Seeds:
 
 def node_indices(graph: HeteroData, node_type: str, ids: pd.Series, what: str) -> Tensor:
     """Node indices of the user's key values; unknown ids are an error naming them."""
-    positions = graph.key_index[node_type].get_indexer(ids)
+    keys = graph.key_index[node_type]
+    positions = keys.get_indexer(ids)
     missing = positions < 0
     if missing.any():
         examples = ids[missing].unique()[:5].tolist()
         raise ValueError(
             f"{int(missing.sum())} {what} id(s) are not in table "
-            f"{graph.table_of[node_type]!r}, e.g. {examples}"
+            f"{graph.table_of[node_type]!r}, e.g. {examples}{_kind_hint(keys, examples)}"
         )
     return torch.from_numpy(positions.astype(np.int64))
+
+
+def _kind_hint(keys: pd.Index, examples: list) -> str:
+    """Where ids are written as text and the keys are numbers (``'103'`` for
+    ``103``), or the other way round, how to write them."""
+    as_text = pd.Index(keys.astype(str))
+    found = [e for e in examples if str(e) in as_text and e not in keys]
+    if not found:
+        return ""
+    key = keys[as_text.get_loc(str(found[0]))]
+    key = key.item() if isinstance(key, np.generic) else key
+    return (f"; the table's keys are {type(key).__name__} values: write {key!r}, "
+            f"not {found[0]!r}")
 
 
 def make_seeds(

@@ -56,7 +56,7 @@ def test_exclude_seen_follows_the_training_repeat_rate(tmp_path, repeat, option,
                           exclude_seen=option)
     assert (result.repeat_rate == 0.0) is (not repeat)
     assert result.notes[0].startswith(f"{result.repeat_rate:.1%} of training positives")
-    assert ("excluding" in result.notes[0]) is excluded
+    assert ("left out of recommendations" in result.notes[0]) is excluded
     test = Task(**VIEWS_TASK).table(db, "test")
     items = result.predictions["prediction"]
     hits = [bool(set(i) & seen_by_brute_force(db, u, t))

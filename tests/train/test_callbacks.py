@@ -145,7 +145,7 @@ def test_checks_inside_an_epoch_print_a_line_each_and_the_summary_names_the_best
     # the best check by full precision: two may print alike to four digits
     best = checked[spy.aurocs.index(max(spy.aurocs))].split(":")[0]
     summary = dict(line.split(":", 1) for line in fit_summary(trainer).splitlines())
-    assert float(summary[f"Best {best}"].split()[1].rstrip(",")) == pytest.approx(
+    assert float(summary[f"Best {best} by val_auroc"].split()[1].rstrip(",")) == pytest.approx(
         max(printed), abs=1e-4)
 
 

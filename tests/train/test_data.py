@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import logging
 from pathlib import Path
 from types import SimpleNamespace
@@ -210,3 +211,21 @@ def test_count_windows_can_be_set_and_must_be_three():
     with pytest.raises(ValueError,
                        match=r"data.stat_windows needs 3 durations .* \(got \['7d'\]\)"):
         RelationalDataModule("unused", task, stat_windows=["7d"]).stat_window_seconds()
+
+
+@pytest.mark.parametrize("keys, asked, hint", [
+    ([103, 104], ["103", "999"], "the table's keys are int values: write 103, not '103'"),
+    (["103", "x"], [103], "the table's keys are str values: write '103', not 103"),
+])
+def test_ids_of_the_wrong_kind_say_how_to_write_them(keys, asked, hint):
+    """classicmodels' customerNumber is an integer; `predict(ids=["103"])` only said the id
+    was not in the table."""
+    from rdl.train.seeds import node_indices
+
+    graph = SimpleNamespace(key_index={"c": pd.Index(keys)}, table_of={"c": "customers"})
+    with pytest.raises(ValueError, match=re.escape(hint)):
+        node_indices(graph, "c", pd.Series(asked), "entity")
+    assert node_indices(graph, "c", pd.Series(keys[::-1]), "entity").tolist() == [1, 0]
+    with pytest.raises(ValueError) as caught:
+        node_indices(graph, "c", pd.Series(["nope"]), "entity")
+    assert str(caught.value) == "1 entity id(s) are not in table 'customers', e.g. ['nope']"
