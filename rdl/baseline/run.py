@@ -282,8 +282,11 @@ def _run_lightgbm(db, task: Task, tables: dict[str, pd.DataFrame], options: Base
     timings["fit"] = time.perf_counter() - clock
     clock = time.perf_counter()
     metrics, trivial, test_preds = {}, {}, None
+    floor = task.value_floor(db)  # as rdl fit raises its values
     for split in ("val", "test"):
         preds = model.predict(booster, x[split])
+        if floor is not None:
+            preds = np.maximum(preds, floor)
         metrics[split] = model.evaluate(preds, y[split], task.task_type, task.metrics,
                                         num_classes)
         base = model.trivial(y["train"], len(y[split]), task.task_type, num_classes)

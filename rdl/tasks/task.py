@@ -12,7 +12,7 @@ from rdl.db.table import Table
 from rdl.tasks import task_types as types
 from rdl.tasks.query.resolve import ResolvedQuery, resolve_query
 from rdl.tasks.errors import TaskError
-from rdl.tasks.query.syntax import Aggregate, Query, aggregates, columns
+from rdl.tasks.query.syntax import Aggregate, Column, Query, aggregates, columns
 from rdl.tasks.query.parser import parse
 from rdl.tasks.splits import (
     SPLITS,
@@ -369,6 +369,24 @@ class Task:
         if self._ast is None or not self.event_level:
             return {}
         return {self._ast.table: sorted({c.column for c in columns(self._ast.target)})}
+
+    def value_floor(self, db: Database) -> float | None:
+        """The least value a regression label can take, as the query says: ``0``
+        for a count, or for a sum, mean, least or greatest value of a column
+        (or an event's own column) that holds no negative value in :obj:`db`;
+        ``None`` where it may be negative or the task is given as ``sql``.
+        Predictions are raised to it: a count or a total below 0 is never
+        right, and raising a value to 0 never moves it away from a label of 0
+        or more."""
+        if self.task_type != types.REGRESSION or self._ast is None:
+            return None
+        target = self._ast.target
+        if isinstance(target, Aggregate) and target.func in ("COUNT", "COUNT_DISTINCT"):
+            return 0.0
+        if not isinstance(target, (Aggregate, Column)) or target.column is None:
+            return None
+        values = pd.to_numeric(db[target.table].df[target.column], errors="coerce")
+        return 0.0 if values.notna().any() and values.min() >= 0 else None
 
     def excluded_columns(self, extra: dict[str, list[str]] | None = None
                          ) -> dict[str, list[str]]:

@@ -31,6 +31,9 @@ class TaskInfo:
         classes (list, optional): Class labels of a multiclass task, in order.
         target_mean (float): Regression targets are learned standardised...
         target_std (float): ...with this mean and standard deviation.
+        target_floor (float, optional): The least value a regression label
+            can take (:meth:`rdl.tasks.Task.value_floor`); predictions are
+            raised to it.
         data (dict): ``source``, ``schema`` (the schema file's content) and
             ``sql_schema`` the model was trained on.
         repeat_rate (float, optional): Recommendation: share of training
@@ -47,6 +50,7 @@ class TaskInfo:
     classes: list | None = None
     target_mean: float = 0.0
     target_std: float = 1.0
+    target_floor: float | None = None
     data: dict = field(default_factory=dict)
     repeat_rate: float | None = None
     _task: Task | None = field(default=None, init=False, repr=False, compare=False)

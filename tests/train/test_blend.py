@@ -224,3 +224,26 @@ def test_a_clear_winner_on_a_large_split_keeps_its_share():
     share = bagged_share(BinaryAUROC(), blended, label, "binary", seed=0)
     assert share == _argmax_share(blended, label) >= 0.8
     assert share == bagged_share(BinaryAUROC(), blended, label, "binary", seed=0)
+
+
+def test_regression_values_are_raised_to_the_tasks_floor(tmp_path):
+    """A count is never below 0 (rdl.tasks.Task.value_floor): every prediction path, blend
+    included, raises a value below the floor to it and leaves the others as they were."""
+    dm = datamodule(FLIGHTS, tmp_path)
+    trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
+                        enable_progress_bar=False, enable_model_summary=False)
+    module = RelationalTask(net={"channels": 8})
+    trainer.fit(module, dm)
+    assert module.info.target_floor == 0.0
+    batch = next(iter(dm.loader(dm.split_seeds("val"))))
+
+    def predicted(floor):
+        module.info.target_floor = floor
+        return module._loss_and_predictions(batch, module(batch), with_loss=False)[1]
+
+    module.eval()
+    with torch.no_grad():
+        raw = predicted(None)
+        floor = float(raw.median())  # half the values lie below it
+        assert torch.equal(predicted(floor), raw.clamp(min=floor))
+        assert (predicted(floor) == floor).sum() >= len(raw) // 2
