@@ -18,6 +18,8 @@ from pathlib import Path
 from rdl.baseline.cli import add_baseline_parser
 from rdl.output_file import check_output_path
 from rdl.tasks.cli import add_labels_parser
+from rdl.tasks.errors import TaskError
+from rdl.tasks.run_data import split_settings
 from rdl.user_errors import report, user_error, warning_format
 
 # rdl's errors that a user can act on, shown without a traceback, by module
@@ -111,6 +113,8 @@ def _write_suggested_schema(guess, path: str, schema: str | None) -> str:
     return f"suggested schema written to {path}: check it, then pass --schema {path}"
 
 
+# commands that read a config's task: and data: and take --task.* / --data.* settings
+SETTING_COMMANDS = ("labels", "baseline")
 TRAINING_COMMANDS = {
     "fit": "train a model on the task of --config, keeping its best checkpoint",
     "validate": "score a checkpoint (--ckpt_path) on the validation split",
@@ -150,7 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     training = bool(argv) and argv[0] in TRAINING_COMMANDS
+    settings = []
+    if argv and argv[0] in SETTING_COMMANDS:  # --task.* and --data.*, as rdl fit takes them
+        try:
+            argv, settings = split_settings(argv)
+        except TaskError as exc:
+            return report(argv[0], exc)
     args = None if training else build_parser().parse_args(argv)
+    if args is not None:
+        args.settings = settings
     command = argv[0] if training else args.command
     shown_as = warnings.formatwarning
     warnings.formatwarning = warning_format(command, shown_as)

@@ -27,8 +27,8 @@ OPTIONS = (
     ("--min-data-in-leaf", "min_data_in_leaf", int, "fewest label rows per leaf"),
     ("--feature-fraction", "feature_fraction", float, "share of features per tree"),
     ("--early-stopping-rounds", "early_stopping_rounds", int, "patience on the val split"),
-    ("--num-threads", "num_threads", int, "threads for DuckDB and LightGBM (0: the share rdl fit takes; "
-     "RDL_NUM_THREADS decides)"),
+    ("--num-threads", "num_threads", int,
+     "threads for DuckDB and LightGBM (0: the share rdl fit takes; RDL_NUM_THREADS decides)"),
     ("--max-seeds", "max_seeds", int, "at most this many label rows per split"),
     ("--seed", "seed", int, "seed for subsampling and LightGBM"),
     ("--exclude-seen", "exclude_seen", str,
@@ -54,6 +54,8 @@ def add_baseline_parser(subparsers: argparse._SubParsersAction) -> argparse.Argu
     parser.add_argument("--output", metavar="FILE.json", help="write everything measured")
     parser.add_argument("--predictions", metavar="FILE.parquet",
                         help="write the test split's predictions")
+    parser.epilog = ("--task.KEY VALUE and --data.KEY VALUE set the config's task: and data: "
+                     "settings, as for rdl fit (--task.timedelta '30 days')")
     parser.set_defaults(run=run_baseline_command)
     return parser
 
@@ -62,6 +64,7 @@ def run_baseline_command(args: argparse.Namespace) -> int:
     """Runs the baseline for parsed :obj:`args`; returns the exit code."""
     from rdl.baseline.features import BaselineError
     from rdl.baseline.run import run_baseline
+    from rdl.tasks.run_data import load_config, with_overrides
 
     overrides = {dest: getattr(args, dest) for _, dest, _, _ in OPTIONS}
     if overrides["exclude_seen"] in ("true", "false"):
@@ -70,7 +73,10 @@ def run_baseline_command(args: argparse.Namespace) -> int:
         output = args.output and check_output_path(args.output, "--output", "baseline.json")
         predictions = args.predictions and check_output_path(
             args.predictions, "--predictions", "predictions.parquet")
-        result = run_baseline(args.config, **overrides)
+        config = args.config
+        if getattr(args, "settings", None):  # the command line's --task.* and --data.*
+            config = with_overrides(load_config(config), args.settings)
+        result = run_baseline(config, **overrides)
     except (BaselineError, ImportError, OutputFileError) as exc:
         return report("baseline", exc)  # rdl.cli.main reports rdl's other errors
     print(f"{result.task_type} task, {result.num_features} features, rows "

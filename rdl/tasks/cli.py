@@ -14,6 +14,7 @@ The config is a YAML file with the data source and the task::
 Usage::
 
     rdl labels --config CFG.yaml --split train --output train.parquet
+    rdl labels --config CFG.yaml --split train --output t.parquet --task.timedelta '30 days'
 
 The config is read by :class:`~rdl.tasks.run_data.RunData`, as ``rdl fit``
 and ``rdl baseline`` read it, so all three label the same seeds.
@@ -25,10 +26,10 @@ import argparse
 import pandas as pd
 
 from rdl.output_file import check_output_path, write_atomically
-from rdl.tasks.dormant import dormant_hint
+from rdl.tasks.dormant import seed_hints
 from rdl.tasks.errors import TaskError
 from rdl.tasks.label_table import describe_labels
-from rdl.tasks.run_data import RunData
+from rdl.tasks.run_data import RunData, load_config, split_settings, with_overrides
 from rdl.tasks.splits import SPLITS
 from rdl.user_errors import report
 
@@ -49,6 +50,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="YAML file with data: and task:")
     parser.add_argument("--split", required=True, choices=SPLITS)
     parser.add_argument("--output", required=True, help="parquet file to write")
+    parser.epilog = ("--task.KEY VALUE and --data.KEY VALUE set the config's task: and data: "
+                     "settings, as for rdl fit (--task.timedelta '30 days')")
 
 
 def labels_main(argv: list[str]) -> int:
@@ -56,18 +59,29 @@ def labels_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="rdl labels",
                                      description="Computes the labels of one task split.")
     _add_arguments(parser)
-    return run_labels(parser.parse_args(argv))
+    try:
+        argv, settings = split_settings(argv)
+    except TaskError as exc:
+        return report("labels", exc)
+    args = parser.parse_args(argv)
+    args.settings = settings
+    return run_labels(args)
 
 
 def run_labels(args: argparse.Namespace) -> int:
-    """Loads the config and database, writes the labels, prints a summary."""
+    """Loads the config (with ``args.settings``, the command line's
+    ``--task.*``/``--data.*``) and the database, writes the labels, prints a
+    summary."""
     try:
         out = check_output_path(args.output, "--output", "labels.parquet")
-        run = RunData.from_config(args.config)
+        config = args.config
+        if getattr(args, "settings", None):
+            config = with_overrides(load_config(config), args.settings)
+        run = RunData.from_config(config)
         task = run.task
         db = run.connect()
         df = run.labels(db, args.split)
-        hint = dormant_hint(task, db, df) if args.split == "train" else None
+        hints = seed_hints(task, db, df) if args.split == "train" else []
         write_atomically(out, lambda file: df.to_parquet(file, index=False))
     except (TaskError, ValueError, OSError) as exc:
         return report("labels", exc)
@@ -78,7 +92,7 @@ def run_labels(args: argparse.Namespace) -> int:
     if task.split_choice is not None:
         print(task.split_choice)
     print(f"labels: {describe_labels(df, task.task_type)}")
-    if hint is not None:
+    for hint in hints:
         print(hint)
     dropped = {k: v for k, v in df.attrs.get("dropped", {}).items() if v}
     if dropped:

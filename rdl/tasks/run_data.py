@@ -145,6 +145,50 @@ def load_config(path: str | Path) -> dict:
     return config
 
 
+def split_settings(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``argv`` without its ``--task.KEY VALUE`` and ``--data.KEY VALUE`` (or
+    ``--task.KEY=VALUE``) settings, and those as ``(key, value)`` pairs, for
+    :func:`with_overrides`. A :class:`TaskError` names a setting without a value."""
+    rest, settings, i = [], [], 0
+    while i < len(argv):
+        flag, equals, value = argv[i].partition("=")
+        if flag.startswith(("--task.", "--data.")):
+            if not equals:
+                if i + 1 >= len(argv):
+                    raise TaskError(f"{flag} needs a value, e.g. {flag} VALUE")
+                i += 1
+                value = argv[i]
+            settings.append((flag[2:], value))
+        else:
+            rest.append(argv[i])
+        i += 1
+    return rest, settings
+
+
+def with_overrides(config: dict, overrides: list[tuple[str, str]]) -> dict:
+    """A copy of ``config`` with each ``(key, value)`` of the command line set,
+    as ``rdl fit`` sets ``--task.timedelta '30 days'``: the key names a
+    ``task`` or ``data`` setting (``data.schema``), the value is read as YAML.
+    A :class:`TaskError` names a key of another section."""
+    import copy
+
+    import yaml
+
+    config = copy.deepcopy(config)
+    for key, value in overrides:
+        section, _, name = key.partition(".")
+        if section not in ("task", "data") or not name:
+            raise TaskError(f"--{key}: only task: and data: settings can be given here, "
+                            "e.g. --task.timedelta '30 days'")
+        node = config.setdefault(section, {})
+        node = node["init_args"] if isinstance(node.get("init_args"), dict) else node
+        *parents, last = name.split(".")
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[last] = yaml.safe_load(value)
+    return config
+
+
 def config_section(config: dict, name: str, where: str, required: bool = True) -> dict:
     """The ``name:`` section of a config (LightningCLI's ``init_args`` nesting
     allowed); ``{}`` for a missing optional one."""

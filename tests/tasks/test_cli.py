@@ -77,6 +77,47 @@ def test_yaml_dates_and_recommendation_lists(tmp_path, opened, capsys):
     assert "dropped: {'empty_list': 3}" in printed
 
 
+@pytest.mark.parametrize("data", [
+    {"source": "shop.duckdb"}, {"class_path": "rdl.train.DataModule",
+                                "init_args": {"source": "shop.duckdb"}},
+])
+def test_task_and_data_settings_from_the_command_line_as_for_fit(tmp_path, opened, shop,
+                                                                  capsys, data):
+    """`rdl labels --task.timedelta '30 days'` was refused (unrecognized arguments) while
+    `rdl fit` takes it; the labels are those of the config with the setting in it."""
+    from rdl.cli import main
+
+    out = tmp_path / "train.parquet"
+    cfg = write_config(tmp_path, data, TASK)
+    everyone = QUERY.split(" WHERE")[0]
+    assert main(["labels", "--config", cfg, "--split", "train", "--output", str(out),
+                 "--task.query", everyone, "--task.timedelta", "10 days",
+                 "--data.schema=other.yaml"]) == 0
+    want = Task(query=everyone, val_timestamp=VAL, test_timestamp=TEST,
+                timedelta="10 days").table(shop, "train")
+    pd.testing.assert_frame_equal(pd.read_parquet(out), want)
+    assert want["timestamp"].nunique() == 10  # 4 without the setting
+    assert opened == [("shop.duckdb", "other.yaml")]
+    assert yaml.safe_load(open(cfg)) == {"data": data, "task": TASK}  # the file is left alone
+    capsys.readouterr()
+    assert main(["labels", "--config", cfg, "--split", "train", "--output", str(out),
+                 "--task.timedelta"]) == 2
+    assert "rdl labels: error: --task.timedelta needs a value" in capsys.readouterr().err
+    assert cli.labels_main(["--config", cfg, "--split", "train", "--output", str(out),
+                            "--task.query", everyone, "--task.max_train_timestamps", "2"]) == 0
+    assert pd.read_parquet(out)["timestamp"].nunique() == 2
+
+
+def test_settings_of_other_sections_are_named():
+    from rdl.tasks.errors import TaskError
+    from rdl.tasks.run_data import with_overrides
+
+    with pytest.raises(TaskError, match="--model.lr: only task: and data: settings"):
+        with_overrides({"task": {}}, [("model.lr", "0.1")])
+    assert with_overrides({"data": {"source": "x"}}, [("data.num_neighbors", "[4, 2]")]) == {
+        "data": {"source": "x", "num_neighbors": [4, 2]}}
+
+
 def test_regression_and_multiclass_summaries():
     df = pd.DataFrame({"label": [1.0, 2.0, 3.0]})
     assert describe_labels(df, "regression") == "mean 2, std 1, min 1, max 3"
