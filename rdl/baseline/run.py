@@ -38,7 +38,7 @@ from rdl.baseline.features import BaselineError, check_windows, compute_features
 from rdl.baseline.recommend import evaluate_ranking, recommend
 from rdl.cpu_share import process_threads
 from rdl.tasks import SPLITS, Task, task_types as types
-from rdl.tasks.dormant import dormant_hint
+from rdl.tasks.dormant import seed_hints
 from rdl.tasks.errors import TaskError
 from rdl.tasks.run_data import RunData, config_section, load_config
 from rdl.tasks.history import describe_exclude_seen, repeat_rate, resolve_exclude_seen
@@ -173,8 +173,9 @@ def run_baseline(config: dict | str | Path, **overrides) -> BaselineResult:
     else:
         exclude = guard(db, task, options.leakage_guard, run.exclude_columns)
         result = _run_lightgbm(db, task, tables, options, exclude, timings)
-    hint = dormant_hint(task, db, tables["train"])
-    result.notes[:0] = [note for note in (task.split_choice, hint) if note is not None]
+    hints = seed_hints(task, db, tables["train"])
+    chosen = [task.split_choice] if task.split_choice is not None else []
+    result.notes[:0] = chosen + hints
     result.notes += [threads_note] if threads_note else []
     return result
 

@@ -3,12 +3,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from rdl.db.database import Database
+from rdl.db.table import Table
 from rdl.db.schema_guess import SchemaGuess, guess_keys, guess_time_columns
 
 # A table that this many foreign keys point to gets the shared fan-out hint
 # (rdl.sampling.fanout.AUTO_SHARE_LINKS, which the db stage cannot import).
 WIDE_LINKS = 5
+# From this share of child rows older than the parent row they name, a hint says so.
+LATE_SHARE = 0.01
 
 
 Suggestion = tuple[SchemaGuess, list[str]]  # what suggested_schema returns
@@ -189,29 +194,46 @@ def time_hints(db: Database) -> list[str]:
     return hints
 
 
-def late_parent_hints(db: Database) -> list[str]:
-    """A line for each timed parent whose every row is dated after most of the
-    timed child rows that name one (Sakila's customers are all created on
-    2006-02-14, after every rental): a row exists from its time on, so no
-    sampled subgraph shows those children beside their parent, and no entity
-    task finds the parent before that time. Such a time column usually
-    records when rows were loaded, not when they began."""
-    older: dict[str, list[str]] = {}
+def late_parent_hints(db: Database, parents: set[str] | None = None) -> list[str]:
+    """A line for each timed parent whose rows are dated after the timed child
+    rows that name them: every parent row after most of its children
+    (Sakila's customers are all created on 2006-02-14, after every rental),
+    or at least :data:`LATE_SHARE` of the children more than a day older than
+    the very row they name, through the child table's only link to the parent
+    (dellstore2: 7.7% of orders before their customer's ``created_at``). A row
+    exists from its time on, so no sampled subgraph shows those children
+    beside their parent, and no entity task finds the parent before that
+    time, whatever its children say. Such a time
+    column usually records when rows were loaded or last changed. ``parents``
+    limits the lines to those tables (a task's entity table)."""
+    every: dict[str, list[str]] = {}
+    own: dict[str, list[tuple[str, str]]] = {}
     for table in db:
         if table.time_column is None:
             continue
         child_times = table.df[table.time_column]
         for column, parent in sorted(table.foreign_keys.items()):
             parent_table = db[parent]
-            if parent_table.time_column is None:
+            if parent_table.time_column is None or (parents is not None
+                                                    and parent not in parents):
                 continue
-            linked = child_times[table.df[column].notna()].dropna()
+            named = table.df[column].notna() & child_times.notna()
+            linked = child_times[named]
             early = int((linked < parent_table.min_time).sum())
             if early and early * 2 >= len(linked):
-                older.setdefault(parent, []).append(
+                every.setdefault(parent, []).append(
                     f"{early:,} of {len(linked):,} {table.name} rows by {column}")
+            elif "+" not in column and list(table.foreign_keys.values()).count(parent) == 1:
+                # one link: the rows are the parent's own (its orders), where two links
+                # relate parent rows (a referral names its referee before the signup);
+                # a key of several columns is stored as "a+b"
+                older = _older_than_their_parent(table, column, parent_table, named)
+                if older and older >= LATE_SHARE * len(linked):
+                    own.setdefault(parent, []).append(
+                        (f"{older:,} of {len(linked):,} {table.name} rows by {column}",
+                         table.name))
     hints = []
-    for parent, counts in sorted(older.items()):
+    for parent, counts in sorted(every.items()):
         table = db[parent]
         hints.append(
             f"{', '.join(counts)} that name a {parent} row are older than every {parent} "
@@ -219,7 +241,29 @@ def late_parent_hints(db: Database) -> list[str]:
             f"row exists from its time on, so a model never sees them beside it, and a task on "
             f"{parent} finds no {parent} row before its time. If {table.time_column} records "
             f"when rows were loaded, declare {parent}: time_column: null in a schema file")
+    for parent, counts in sorted(own.items()):
+        table = db[parent]
+        children = " and ".join(sorted({child for _, child in counts}))
+        hints.append(
+            f"{', '.join(count for count, _ in counts)} are more than a day older than the "
+            f"{parent} row they name ({parent}.{table.time_column}): a row exists from its "
+            f"time on, so until then a model never sees them beside it and a task on {parent} "
+            f"leaves that row out, whatever its {children} rows say. If {table.time_column} "
+            f"records when rows were loaded or last changed, declare {parent}: time_column: "
+            f"null in a schema file")
     return hints
+
+
+def _older_than_their_parent(table: Table, column: str, parent: Table, named: pd.Series) -> int:
+    """How many of ``table``'s rows (``named``: those with a key and a time)
+    are more than a day older than the ``parent`` row their ``column`` names."""
+    parent_times = pd.Series(parent.df[parent.time_column].to_numpy(),
+                             index=parent.df[parent.primary_key].to_numpy())
+    if not parent_times.index.is_unique:
+        return 0
+    rows = table.df.loc[named]
+    own = rows[column].map(parent_times)
+    return int((rows[table.time_column] < own - pd.Timedelta(days=1)).sum())
 
 
 def sampling_hints(db: Database) -> list[str]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from pathlib import Path
 
 import lightning as L
@@ -209,8 +210,25 @@ class Predictor:
         if ids.empty:
             raise ValueError("ids is empty: give at least one entity id")
         node = node_indices(self.graph, self.info.seed_type, ids, "entity")
+        self._warn_if_not_begun(ids, node, at)
         times = pd.Series([at] * len(ids), name="timestamp")
         return Seeds(node, to_unix_seconds(times), torch.zeros(len(ids)), None, ids, times)
+
+    def _warn_if_not_begun(self, ids: pd.Series, node: torch.Tensor, at: pd.Timestamp) -> None:
+        """A warning naming the ids whose entity row is dated after ``at``: a row
+        exists from its time on, so training never had such a seed."""
+        table = self.db[self.graph.table_of[self.info.seed_type]]
+        if table.time_column is None:
+            return
+        began = pd.Series(table.df[table.time_column].to_numpy()[node.numpy()])
+        late = (began > at).to_numpy()
+        if late.any():
+            shown = ", ".join(str(i) for i in ids[late].unique()[:5])
+            warnings.warn(
+                f"{int(late.sum())} of {len(ids)} ids are dated after at={at} by "
+                f"{table.name}.{table.time_column} (e.g. {shown}): a {table.name} row exists from "
+                "its time on, so no training seed was one before it, and these predictions "
+                "are outside what the model learned from", stacklevel=4)
 
     @torch.no_grad()
     def _run(self, seeds: Seeds) -> list[dict]:

@@ -1,4 +1,5 @@
-"""Seeds whose entity has not begun: no row of the target's table yet.
+"""Seeds whose entity has not begun: no row of the target's table yet, or an
+entity row dated after rows that name it.
 
 A churn query without ``WHERE`` asks about every entity row at every
 prediction time, also customers who have never ordered. Where most seeds are
@@ -12,6 +13,8 @@ from __future__ import annotations
 import pandas as pd
 
 from rdl.db.database import Database
+from rdl.db.schema_report import late_parent_hints
+from rdl.tasks import task_types as types
 from rdl.tasks.query.syntax import Aggregate, aggregates
 from rdl.tasks.task import Task
 
@@ -31,7 +34,10 @@ def dormant_share(task: Task, db: Database, labels: pd.DataFrame) -> tuple[float
 def dormant_hint(task: Task, db: Database, labels: pd.DataFrame) -> str | None:
     """A line for the training labels when most seeds' entities have not
     begun (see :func:`dormant_share`), naming the ``WHERE`` that leaves them
-    out; ``None`` otherwise."""
+    out; ``None`` otherwise, and for recommendation, where a seed is one with
+    items to come and a first-time buyer is no easy label but a cold start."""
+    if task.task_type == types.RECOMMENDATION:
+        return None
     found = _dormant(task, db, labels)
     if found is None or found[0] < DORMANT_HINT_SHARE:
         return None
@@ -40,6 +46,17 @@ def dormant_hint(task: Task, db: Database, labels: pd.DataFrame) -> str | None:
             f"time: their labels are easy and say little about the others. To ask about "
             f"{task.entity_table} rows active in the last window only, add WHERE "
             f"COUNT({agg.table}.*, -{agg.end - agg.start}, 0, {agg.unit}) > 0 to the query")
+
+
+def seed_hints(task: Task, db: Database, labels: pd.DataFrame) -> list[str]:
+    """Lines for the training labels: :func:`dormant_hint`, and where rows
+    that name an entity are older than the entity row itself, that those
+    entities are no seeds before their own time (a load date taken for a
+    start: dellstore2's customers)."""
+    hints = [hint] if (hint := dormant_hint(task, db, labels)) is not None else []
+    if not task.event_level and db[task.entity_table].time_column is not None:
+        hints += late_parent_hints(db, parents={task.entity_table})
+    return hints
 
 
 def _dormant(task: Task, db: Database, labels: pd.DataFrame) -> tuple[float, Aggregate] | None:

