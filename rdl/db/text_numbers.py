@@ -25,7 +25,8 @@ before one, two or four digits is read the other way round: ``1.234,56 €``
 is 1234.56 and ``12,5`` is 12.5 (a column of ``12.5`` there reads as before,
 as Arrow's reader reads only commas as decimal marks in those files). A column
 that is mostly text is left as text, and so is one named as an id or a code
-(:func:`~rdl.db.stypes.label_named`): a zip code column of US numbers and a
+(:func:`~rdl.db.stypes.label_named`), or one whose values are mostly runs of
+13 digits or more (card numbers, EANs): a zip code column of US numbers and a
 few Canadian codes (MovieLens' users) keeps ``T8H1N`` and ``01002`` as they
 are written, only the spellings of NULL becoming NULL.
 """
@@ -45,6 +46,8 @@ NULL_SPELLINGS = ("", "NA", "N/A", "n/a", "#N/A", "null", "NULL", "Null",
 # twenty at most, so that a text column that merely holds some numbers
 # (codes, sizes like "10", "XL") stays text.
 MIN_NUMERIC_SHARE = 0.95
+# Digits in a row from which text is an identifier, not a quantity (an EAN has 13)
+LABEL_DIGITS = 13
 # [sign] [hours:] minutes : seconds [.fraction], minutes and seconds of a clock
 _CLOCK = r"^(?P<sign>[+-]?)(?:(?P<h>\d+):)??(?P<m>\d+):(?P<s>[0-5]\d)(?P<frac>\.\d+)?$"
 # A currency as a sign or as the ISO code of a common one (EUR 12.50, 12.50 USD);
@@ -88,7 +91,7 @@ def recover_numbers(
         stype = declared.get(col)
         if stype not in (None, "numerical") or not _is_text(df[col]):
             continue
-        if stype is None and label_named(col):
+        if stype is None and (label_named(col) or _long_digit_labels(df[col])):
             df[col] = _without_null_spellings(df[col])
             continue
         if stype is None and _share(*_parse(_sample(df[col]), decimal_comma)) < 0.5:
@@ -100,6 +103,15 @@ def recover_numbers(
             issues.append(_issue(name, col, df[col], bad))
         df[col] = numbers
     return issues
+
+
+def _long_digit_labels(series: pd.Series) -> bool:
+    """Whether most values are runs of :data:`LABEL_DIGITS` digits or more
+    with nothing around them: card numbers, EANs, phone numbers with their
+    country code, which no one writes a quantity as (dellstore2's
+    ``creditcard`` was read as sixteen-digit amounts)."""
+    text = _sample(series).astype(str).str.strip()
+    return bool(len(text)) and text.str.fullmatch(rf"\d{{{LABEL_DIGITS},}}").mean() >= 0.5
 
 
 def _is_text(series: pd.Series) -> bool:

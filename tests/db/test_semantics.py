@@ -344,6 +344,25 @@ def test_codes_with_a_few_letters_keep_their_text(tmp_path):
     assert users.stypes["age"] == "numerical" and pd.isna(users.df["age"][2])
 
 
+def test_long_runs_of_digits_as_text_are_labels(tmp_path):
+    """dellstore2's creditcard (VARCHAR of sixteen digits) was read as numbers; so would an
+    EAN or a phone number with its country code. Text amounts, short or long, stay numbers,
+    and a declared stype decides."""
+    cards = [f"{4000000000000000 + 7919 * i}" for i in range(60)]
+    pd.DataFrame({"customer": range(60), "creditcard": cards,
+                  "ean": [f"40063813{i:05d}" for i in range(60)],
+                  "paid": [f"{1234567.5 + i}" for i in range(60)],
+                  "total_cents": [f"{123456789012 + i}" for i in range(60)]}
+                 ).to_parquet(tmp_path / "customers.parquet")
+    table = rdl.connect(tmp_path)["customers"]
+    assert {c: table.stypes[c] for c in ("creditcard", "ean", "paid", "total_cents")} == {
+        "creditcard": "categorical", "ean": "categorical", "paid": "numerical",
+        "total_cents": "numerical"}
+    assert table.df["creditcard"].tolist() == cards  # every digit as written
+    declared = {"tables": {"customers": {"stypes": {"creditcard": "numerical"}}}}
+    assert rdl.connect(tmp_path, schema=declared)["customers"].stypes["creditcard"] == "numerical"
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["", "+", "-"]), st.integers(0, 30),
                           st.integers(0, 59), st.integers(0, 59), st.integers(0, 999),
