@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import warnings
 import zipfile
@@ -168,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = warning_format(command, shown_as)
     try:
         return _run_training(argv) if training else args.run(args)
+    except BrokenPipeError:  # the reader left (rdl inspect ... | head): stop as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's last flush
+        return 1
     except Exception as exc:
         found = user_error(exc)
         if found is None:

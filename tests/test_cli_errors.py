@@ -205,6 +205,16 @@ def test_other_warnings_keep_pythons_format():
     assert "site.py:3: UserWarning: odd" in shown("odd", UserWarning, "/lib/site.py", 3)
 
 
+def test_a_reader_that_leaves_early_ends_the_command_without_a_traceback(tmp_path):
+    """`rdl baseline ... | head -1` ended in a BrokenPipeError traceback."""
+    done = subprocess.Popen([sys.executable, "-m", "rdl", "inspect", "nycflights13"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "RDL_HOME": str(tmp_path / "home")})
+    done.stdout.close()  # before a line is written: every write meets a closed pipe
+    _, err = done.communicate(timeout=300)
+    assert done.returncode == 1 and b"Traceback" not in err, err[-3000:]
+
+
 # -- third-party noise -----------------------------------------------------------------------
 
 def test_quiet_silences_the_listed_warnings_only():
