@@ -7,11 +7,11 @@ import re
 import numpy as np
 import yaml
 import pandas as pd
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from rdl.db import Database, Table
-from rdl.tasks import Task
+from rdl.tasks import Task, TaskError
 from rdl.tasks.dormant import DORMANT_HINT_SHARE, dormant_hint, dormant_share
 from rdl.testing.files import write_parquet
 
@@ -41,7 +41,11 @@ def shop(customers: int, buyers: int, orders: int, seed: int) -> Database:
 def test_the_dormant_share_is_the_brute_force_one(customers, share, seed):
     db = shop(customers, max(1, int(customers * share)), 200, seed)
     task = Task(query=CHURN, val_timestamp="2021-11-01", test_timestamp="2021-12-01")
-    labels = task.table(db, "train")
+    try:
+        labels = task.table(db, "train")
+    except TaskError as exc:  # five customers ordering every month: no churn to label
+        assume("needs both classes" not in str(exc))
+        raise
     orders = db["orders"].df
     dormant = [not ((orders["customer_id"] == row.customer_id)
                     & (orders["ordered_at"] <= row.timestamp)).any()
