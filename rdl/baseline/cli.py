@@ -64,7 +64,7 @@ def run_baseline_command(args: argparse.Namespace) -> int:
     """Runs the baseline for parsed :obj:`args`; returns the exit code."""
     from rdl.baseline.features import BaselineError
     from rdl.baseline.run import run_baseline
-    from rdl.tasks.run_data import load_config, with_overrides
+    from rdl.tasks.run_data import config_with_settings
 
     overrides = {dest: getattr(args, dest) for _, dest, _, _ in OPTIONS}
     if overrides["exclude_seen"] in ("true", "false"):
@@ -73,9 +73,7 @@ def run_baseline_command(args: argparse.Namespace) -> int:
         output = args.output and check_output_path(args.output, "--output", "baseline.json")
         predictions = args.predictions and check_output_path(
             args.predictions, "--predictions", "predictions.parquet")
-        config = args.config
-        if getattr(args, "settings", None):  # the command line's --task.* and --data.*
-            config = with_overrides(load_config(config), args.settings)
+        config = config_with_settings(args.config, getattr(args, "settings", None))
         result = run_baseline(config, **overrides)
     except (BaselineError, ImportError, OutputFileError) as exc:
         return report("baseline", exc)  # rdl.cli.main reports rdl's other errors

@@ -29,7 +29,7 @@ from rdl.output_file import check_output_path, write_atomically
 from rdl.tasks.dormant import seed_hints
 from rdl.tasks.errors import TaskError
 from rdl.tasks.label_table import describe_labels
-from rdl.tasks.run_data import RunData, load_config, split_settings, with_overrides
+from rdl.tasks.run_data import RunData, config_with_settings, split_settings
 from rdl.tasks.splits import SPLITS
 from rdl.user_errors import report
 
@@ -74,10 +74,8 @@ def run_labels(args: argparse.Namespace) -> int:
     summary."""
     try:
         out = check_output_path(args.output, "--output", "labels.parquet")
-        config = args.config
-        if getattr(args, "settings", None):
-            config = with_overrides(load_config(config), args.settings)
-        run = RunData.from_config(config)
+        run = RunData.from_config(config_with_settings(args.config,
+                                                       getattr(args, "settings", None)))
         task = run.task
         db = run.connect()
         df = run.labels(db, args.split)

@@ -189,6 +189,14 @@ def with_overrides(config: dict, overrides: list[tuple[str, str]]) -> dict:
     return config
 
 
+def config_with_settings(path: str | Path, settings: list[tuple[str, str]] | None
+                         ) -> str | Path | dict:
+    """The config of a command: the file itself without command-line
+    settings (its errors then name the file), else its content with them set
+    (:func:`with_overrides`)."""
+    return with_overrides(load_config(path), settings) if settings else path
+
+
 def config_section(config: dict, name: str, where: str, required: bool = True) -> dict:
     """The ``name:`` section of a config (LightningCLI's ``init_args`` nesting
     allowed); ``{}`` for a missing optional one."""
